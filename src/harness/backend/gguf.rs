@@ -1,0 +1,132 @@
+//! Reads a GGUF file's metadata keys without llama.cpp, so that a file can be checked and its
+//! model family known before the weights load.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use anyhow::{anyhow, bail};
+
+/// String-valued metadata (other values are skipped).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GgufMetadata {
+    pub version: u32,
+    pub tensor_count: u64,
+    pub strings: BTreeMap<String, String>,
+}
+
+impl GgufMetadata {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.strings.get(key).map(String::as_str)
+    }
+}
+
+struct Reader<R: Read> {
+    inner: R,
+}
+
+impl<R: Read> Reader<R> {
+    fn bytes<const N: usize>(&mut self) -> std::io::Result<[u8; N]> {
+        let mut buf = [0u8; N];
+        self.inner.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+    fn u32(&mut self) -> std::io::Result<u32> {
+        Ok(u32::from_le_bytes(self.bytes()?))
+    }
+    fn u64(&mut self) -> std::io::Result<u64> {
+        Ok(u64::from_le_bytes(self.bytes()?))
+    }
+    fn skip(&mut self, n: u64) -> std::io::Result<()> {
+        let copied = std::io::copy(&mut (&mut self.inner).take(n), &mut std::io::sink())?;
+        if copied < n {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(())
+    }
+    fn string(&mut self) -> std::io::Result<String> {
+        let len = self.u64()?;
+        if len > 1 << 26 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "string too long",
+            ));
+        }
+        let mut buf = vec![0u8; len as usize];
+        self.inner.read_exact(&mut buf)?;
+        Ok(String::from_utf8_lossy(&buf).into_owned())
+    }
+    /// Skips a value of GGUF type `kind`, or returns it when it is a string.
+    fn value(&mut self, kind: u32) -> std::io::Result<Option<String>> {
+        let fixed = |k: u32| match k {
+            0 | 1 | 7 => Some(1u64),
+            2 | 3 => Some(2),
+            4..=6 => Some(4),
+            10..=12 => Some(8),
+            _ => None,
+        };
+        match kind {
+            8 => self.string().map(Some),
+            9 => {
+                let item = self.u32()?;
+                let count = self.u64()?;
+                match fixed(item) {
+                    Some(size) => self.skip(size.saturating_mul(count))?,
+                    None => {
+                        for _ in 0..count {
+                            self.value(item)?;
+                        }
+                    }
+                }
+                Ok(None)
+            }
+            k => match fixed(k) {
+                Some(size) => self.skip(size).map(|_| None),
+                None => Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("unknown value type {k}"),
+                )),
+            },
+        }
+    }
+}
+
+pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
+    let shown = path.display();
+    let file = File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow!("{shown}: model file not found"),
+        _ => anyhow!("{shown}: cannot open model file: {e}"),
+    })?;
+    let mut r = Reader {
+        inner: BufReader::new(file),
+    };
+    let magic: [u8; 4] = r.bytes().unwrap_or_default();
+    if &magic != b"GGUF" {
+        bail!("{shown}: not a GGUF file (it does not start with the GGUF magic bytes)");
+    }
+    let parse = |r: &mut Reader<BufReader<File>>| -> std::io::Result<GgufMetadata> {
+        let version = r.u32()?;
+        let tensor_count = r.u64()?;
+        let kv_count = r.u64()?;
+        let mut meta = GgufMetadata {
+            version,
+            tensor_count,
+            ..Default::default()
+        };
+        for _ in 0..kv_count {
+            let key = r.string()?;
+            let kind = r.u32()?;
+            if let Some(value) = r.value(kind)? {
+                meta.strings.insert(key, value);
+            }
+        }
+        Ok(meta)
+    };
+    parse(&mut r).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            anyhow!("{shown}: truncated GGUF file (it ends inside its metadata)")
+        }
+        _ => anyhow!("{shown}: corrupt GGUF metadata: {e}"),
+    })
+}

@@ -1,0 +1,293 @@
+//! llama.cpp through llama-cpp-2: one loaded model, one context, reused across generations.
+
+use std::num::NonZeroU32;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context as _};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_backend::LlamaBackend as LlamaRuntime;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+
+use super::gguf::read_metadata;
+use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
+use crate::harness::template::Family;
+
+/// Prompts are prefilled in chunks that start at multiples of this position. A reused prefix is
+/// cut back to a chunk boundary, so every cached token was computed in exactly the batch a fresh
+/// prefill would use: reuse never changes the logits, and results do not depend on run order.
+const PREFILL_CHUNK: usize = 256;
+
+#[derive(Debug, Clone)]
+pub struct LlamaOptions {
+    pub model_path: PathBuf,
+    /// Context length in tokens; the model's 32k training context is far more than a sample needs.
+    pub n_ctx: u32,
+    /// 0 = one thread per available core.
+    pub threads: u32,
+    /// Overrides family detection from the GGUF metadata.
+    pub family: Option<Family>,
+}
+
+impl LlamaOptions {
+    pub fn new(model_path: impl Into<PathBuf>) -> Self {
+        LlamaOptions {
+            model_path: model_path.into(),
+            n_ctx: 4096,
+            threads: 0,
+            family: None,
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
+    static RUNTIME: OnceLock<LlamaRuntime> = OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default().with_logs_enabled(false));
+    let rt = LlamaRuntime::init().map_err(|e| anyhow!("llama.cpp failed to start: {e}"))?;
+    Ok(RUNTIME.get_or_init(|| rt))
+}
+
+pub fn available_threads() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(2)
+}
+
+pub struct LlamaBackend {
+    model: &'static LlamaModel,
+    context: LlamaContext<'static>,
+    family: Family,
+    info: BackendInfo,
+    /// Tokens whose KV entries sit in the cache, computed in canonical prefill chunks.
+    cached: Vec<LlamaToken>,
+}
+
+impl LlamaBackend {
+    pub fn load(options: &LlamaOptions) -> anyhow::Result<Self> {
+        let path = &options.model_path;
+        // Read before llama.cpp sees the file, so that the common mistakes get a message naming
+        // the path and the problem rather than a null pointer.
+        let meta = read_metadata(path)?;
+        let architecture = meta
+            .get("general.architecture")
+            .unwrap_or_default()
+            .to_string();
+        let model_name = meta.get("general.name").unwrap_or_default().to_string();
+        let family = match options.family {
+            Some(f) => f,
+            None => Family::detect(&architecture, &model_name, meta.get("tokenizer.chat_template")).ok_or_else(|| {
+                anyhow!(
+                    "{}: unknown model family (architecture \"{architecture}\", name \"{model_name}\"); \
+                     pass --family gemma|chatml|llama3",
+                    path.display()
+                )
+            })?,
+        };
+        let rt = runtime()?;
+        let started = Instant::now();
+        let model =
+            LlamaModel::load_from_file(rt, path, &LlamaModelParams::default()).map_err(|_| {
+                anyhow!(
+                    "{}: llama.cpp could not load this GGUF file (truncated or corrupt)",
+                    path.display()
+                )
+            })?;
+        // The model lives as long as the process: contexts borrow it, and a run loads one model.
+        let model: &'static LlamaModel = Box::leak(Box::new(model));
+        let threads = if options.threads == 0 {
+            available_threads()
+        } else {
+            options.threads
+        };
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(options.n_ctx))
+            .with_n_batch(PREFILL_CHUNK as u32)
+            .with_n_ubatch(PREFILL_CHUNK as u32)
+            .with_n_threads(threads as i32)
+            .with_n_threads_batch(threads as i32)
+            // A full sliding-window cache keeps partial removal exact (Gemma 3 uses a 512 window).
+            .with_swa_full(true);
+        let context = model
+            .new_context(rt, params)
+            .with_context(|| format!("{}: cannot create a llama.cpp context", path.display()))?;
+        let info = BackendInfo {
+            name: "llama.cpp".into(),
+            model_path: Some(path.display().to_string()),
+            model_name: Some(model_name),
+            architecture: Some(architecture),
+            load_secs: started.elapsed().as_secs_f64(),
+            threads,
+            n_ctx: context.n_ctx(),
+        };
+        Ok(LlamaBackend {
+            model,
+            context,
+            family,
+            info,
+            cached: Vec::new(),
+        })
+    }
+
+    pub fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
+        // The rendered prompt spells out <bos> and turn markers itself.
+        self.model.vocab().tokenize(text.as_bytes(), false, true)
+    }
+
+    /// Reuses the cached prefix where it is exact and prefills the rest in canonical chunks.
+    /// Returns how many prompt tokens came from the cache.
+    fn prefill(&mut self, tokens: &[LlamaToken]) -> anyhow::Result<usize> {
+        let common = self
+            .cached
+            .iter()
+            .zip(tokens)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // Keep at least the last prompt token to compute: its logits start the generation.
+        let keep = ((common.min(tokens.len() - 1)) / PREFILL_CHUNK) * PREFILL_CHUNK;
+        let keep = keep.min(self.cached.len());
+        self.context
+            .clear_kv_cache_seq(Some(0), Some(keep as u32), None)
+            .map_err(|e| anyhow!("cache removal failed: {e}"))?;
+        self.cached.truncate(keep);
+        let mut batch = LlamaBatch::new(PREFILL_CHUNK, 1);
+        let mut pos = keep;
+        while pos < tokens.len() {
+            let end = ((pos / PREFILL_CHUNK) + 1) * PREFILL_CHUNK;
+            let end = end.min(tokens.len());
+            batch.clear();
+            for (i, token) in tokens[pos..end].iter().enumerate() {
+                let at = pos + i;
+                batch.add(*token, at as i32, &[0], at + 1 == tokens.len())?;
+            }
+            self.context
+                .decode(&mut batch)
+                .map_err(|e| anyhow!("prefill failed: {e}"))?;
+            // Only whole chunks are canonical; a partial last chunk is recomputed next time.
+            if end - (end / PREFILL_CHUNK) * PREFILL_CHUNK == 0 {
+                self.cached.extend_from_slice(&tokens[pos..end]);
+            }
+            pos = end;
+        }
+        Ok(keep)
+    }
+
+    fn sampler(request: &GenRequest) -> LlamaSampler {
+        let s = request.sampling;
+        if s.temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(s.top_k.max(1)),
+                LlamaSampler::top_p(s.top_p.clamp(0.0, 1.0), 1),
+                LlamaSampler::temp(s.temperature),
+                LlamaSampler::dist(s.seed),
+            ])
+        }
+    }
+}
+
+impl Backend for LlamaBackend {
+    fn family(&self) -> Family {
+        self.family
+    }
+
+    fn info(&self) -> BackendInfo {
+        self.info.clone()
+    }
+
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        let started = Instant::now();
+        let tokens = self.tokenize(&request.prompt);
+        if tokens.is_empty() {
+            bail!("the prompt is empty");
+        }
+        let n_ctx = self.context.n_ctx() as usize;
+        if tokens.len() + 1 >= n_ctx {
+            bail!(
+                "the prompt has {} tokens, more than the context of {n_ctx} holds",
+                tokens.len()
+            );
+        }
+        let cached = self.prefill(&tokens)?;
+        let prefill_secs = started.elapsed().as_secs_f64();
+
+        let mut sampler = Self::sampler(request);
+        let vocab = self.model.vocab();
+        let mut batch = LlamaBatch::new(1, 1);
+        let mut bytes: Vec<u8> = Vec::new();
+        let mut generated = 0u32;
+        let mut finish = FinishReason::MaxTokens;
+        let mut ttft_secs = 0.0;
+        let mut text = String::new();
+        let mut pos = tokens.len();
+        let mut logits_index = last_token_batch_index(tokens.len());
+        let decode_started = Instant::now();
+        let budget = (request.max_tokens as usize).min(n_ctx - tokens.len() - 1);
+        while (generated as usize) < budget {
+            let token = sampler.sample(&self.context, logits_index);
+            sampler.accept(token);
+            generated += 1;
+            if generated == 1 {
+                ttft_secs = started.elapsed().as_secs_f64();
+            }
+            if vocab.is_eog(token) {
+                finish = FinishReason::Eos;
+                break;
+            }
+            bytes.extend_from_slice(&vocab.token_to_piece(token, false, None));
+            text = String::from_utf8_lossy(&bytes).into_owned();
+            if let Some((at, stop)) = first_stop(&text, &request.stop) {
+                text.truncate(at);
+                finish = FinishReason::Stop(stop);
+                break;
+            }
+            if (generated as usize) == budget {
+                break;
+            }
+            batch.clear();
+            batch.add(token, pos as i32, &[0], true)?;
+            self.context
+                .decode(&mut batch)
+                .map_err(|e| anyhow!("decode failed: {e}"))?;
+            logits_index = 0;
+            pos += 1;
+        }
+        let metrics = GenMetrics {
+            prompt_tokens: tokens.len() as u32,
+            cached_prompt_tokens: cached as u32,
+            generated_tokens: generated,
+            prefill_secs,
+            decode_secs: decode_started.elapsed().as_secs_f64(),
+            ttft_secs,
+        };
+        Ok(Generation {
+            text,
+            finish,
+            metrics,
+        })
+    }
+}
+
+/// Index, within the last prefill batch, of the token whose logits start generation.
+fn last_token_batch_index(prompt_len: usize) -> i32 {
+    let last = prompt_len - 1;
+    (last - (last / PREFILL_CHUNK) * PREFILL_CHUNK) as i32
+}
+
+/// The earliest stop string in `text`, as (byte offset, stop string).
+pub fn first_stop(text: &str, stops: &[String]) -> Option<(usize, String)> {
+    stops
+        .iter()
+        .filter(|s| !s.is_empty())
+        .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.clone())))
+        .min_by_key(|(at, _)| *at)
+}

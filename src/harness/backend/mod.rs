@@ -1,0 +1,109 @@
+//! Model backends: the one seam between the harness and whatever produces text.
+
+pub mod gguf;
+pub mod llama;
+pub mod scripted;
+
+use serde::{Deserialize, Serialize};
+
+use super::template::Family;
+
+/// How the next token is chosen. `temperature <= 0` means greedy.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sampling {
+    pub temperature: f32,
+    pub top_k: i32,
+    pub top_p: f32,
+    pub seed: u32,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Sampling {
+            temperature: 0.0,
+            top_k: 40,
+            top_p: 0.95,
+            seed: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenRequest {
+    /// Fully rendered prompt text, special tokens spelled out.
+    pub prompt: String,
+    pub max_tokens: u32,
+    /// Generation ends before the first occurrence of any of these.
+    pub stop: Vec<String>,
+    pub sampling: Sampling,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum FinishReason {
+    /// The model emitted an end-of-generation token.
+    Eos,
+    /// A stop string was produced (it is not part of the text).
+    Stop(String),
+    /// `max_tokens` ran out.
+    MaxTokens,
+}
+
+/// Figures for one generation. Seconds are wall-clock.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenMetrics {
+    pub prompt_tokens: u32,
+    /// Prompt tokens whose KV entries were reused from an earlier generation.
+    #[serde(default)]
+    pub cached_prompt_tokens: u32,
+    pub generated_tokens: u32,
+    pub prefill_secs: f64,
+    pub decode_secs: f64,
+    /// From the call to the first generated token.
+    pub ttft_secs: f64,
+}
+
+impl GenMetrics {
+    pub fn prefill_tokens_per_sec(&self) -> f64 {
+        rate(
+            self.prompt_tokens - self.cached_prompt_tokens,
+            self.prefill_secs,
+        )
+    }
+    pub fn decode_tokens_per_sec(&self) -> f64 {
+        rate(self.generated_tokens, self.decode_secs)
+    }
+}
+
+pub fn rate(tokens: u32, secs: f64) -> f64 {
+    if secs > 0.0 {
+        tokens as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Generation {
+    pub text: String,
+    pub finish: FinishReason,
+    pub metrics: GenMetrics,
+}
+
+/// What a backend says about itself, for manifests and reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackendInfo {
+    pub name: String,
+    pub model_path: Option<String>,
+    pub model_name: Option<String>,
+    pub architecture: Option<String>,
+    pub load_secs: f64,
+    pub threads: u32,
+    pub n_ctx: u32,
+}
+
+pub trait Backend {
+    fn family(&self) -> Family;
+    fn info(&self) -> BackendInfo;
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation>;
+}

@@ -1,0 +1,72 @@
+//! A backend that replays given replies in order: for testing everything above the model.
+
+use std::collections::VecDeque;
+
+use anyhow::bail;
+
+use super::llama::first_stop;
+use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
+use crate::harness::template::Family;
+
+#[derive(Debug, Clone)]
+pub struct ScriptedBackend {
+    family: Family,
+    replies: VecDeque<String>,
+    /// Every prompt it was asked to continue, for assertions.
+    pub prompts: Vec<String>,
+}
+
+impl ScriptedBackend {
+    pub fn new(family: Family, replies: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        ScriptedBackend {
+            family,
+            replies: replies.into_iter().map(Into::into).collect(),
+            prompts: Vec::new(),
+        }
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.replies.len()
+    }
+}
+
+impl Backend for ScriptedBackend {
+    fn family(&self) -> Family {
+        self.family
+    }
+
+    fn info(&self) -> BackendInfo {
+        BackendInfo {
+            name: "scripted".into(),
+            ..Default::default()
+        }
+    }
+
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        self.prompts.push(request.prompt.clone());
+        let Some(reply) = self.replies.pop_front() else {
+            bail!("the scripted backend has no reply left");
+        };
+        // Words stand in for tokens, so token budgets still bite.
+        let words: Vec<&str> = reply.split_inclusive(char::is_whitespace).collect();
+        let budget = request.max_tokens as usize;
+        let (mut text, mut finish) = if words.len() > budget {
+            (words[..budget].concat(), FinishReason::MaxTokens)
+        } else {
+            (reply.clone(), FinishReason::Eos)
+        };
+        if let Some((at, stop)) = first_stop(&text, &request.stop) {
+            text.truncate(at);
+            finish = FinishReason::Stop(stop);
+        }
+        Ok(Generation {
+            metrics: GenMetrics {
+                prompt_tokens: request.prompt.split_whitespace().count() as u32,
+                generated_tokens: text.split_whitespace().count() as u32,
+                ..Default::default()
+            },
+            text,
+            finish,
+        })
+    }
+}

@@ -1,0 +1,90 @@
+//! Bad model files: one clear line naming the path and the problem, exit code 1, no panic.
+
+use std::path::Path;
+use std::process::Command;
+
+fn generate_with(model: &Path) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["generate", "--prompt", "hi", "--max-tokens", "2", "--model"])
+        .arg(model)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_one_line(stderr: &str, path: &Path, problem: &str) {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    assert!(lines[0].contains(&path.display().to_string()), "{stderr}");
+    assert!(lines[0].contains(problem), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_missing_model_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absent.gguf");
+    let (code, stderr) = generate_with(&path);
+    assert_eq!(code, 1);
+    assert_one_line(&stderr, &path, "model file not found");
+}
+
+#[test]
+fn a_file_that_is_not_gguf_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.gguf");
+    std::fs::write(&path, "these are notes, not weights\n").unwrap();
+    let (code, stderr) = generate_with(&path);
+    assert_eq!(code, 1);
+    assert_one_line(&stderr, &path, "not a GGUF file");
+}
+
+#[test]
+fn a_truncated_gguf_is_named() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.gguf");
+    // Cut inside the metadata (the tokenizer's vocabulary runs for megabytes).
+    let mut head = vec![0u8; 2_000_000];
+    let real = skilleval::model_path::resolve(None);
+    std::fs::File::open(&real)
+        .expect("run scripts/setup.sh first")
+        .read_exact(&mut head)
+        .unwrap();
+    std::fs::write(&path, &head).unwrap();
+    let (code, stderr) = generate_with(&path);
+    assert_eq!(code, 1);
+    assert_one_line(&stderr, &path, "truncated GGUF file");
+}
+
+#[test]
+fn an_unknown_family_is_named() {
+    // A well-formed GGUF whose architecture no family claims.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mystery.gguf");
+    std::fs::write(&path, minimal_gguf("mystery")).unwrap();
+    let (code, stderr) = generate_with(&path);
+    assert_eq!(code, 1);
+    assert_one_line(&stderr, &path, "unknown model family");
+    assert!(stderr.contains("mystery"), "{stderr}");
+}
+
+/// A GGUF v3 file with one metadata key (`general.architecture`) and no tensors.
+fn minimal_gguf(architecture: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"GGUF");
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes()); // tensors
+    out.extend_from_slice(&1u64.to_le_bytes()); // metadata pairs
+    let key = b"general.architecture";
+    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    out.extend_from_slice(key);
+    out.extend_from_slice(&8u32.to_le_bytes()); // string
+    out.extend_from_slice(&(architecture.len() as u64).to_le_bytes());
+    out.extend_from_slice(architecture.as_bytes());
+    out
+}

@@ -1,0 +1,31 @@
+//! Shared by the tests that run the real default model.
+
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use skilleval::harness::backend::llama::{LlamaBackend, LlamaOptions};
+
+/// The default model as `scripts/setup.sh` leaves it. Tests fail (not skip) without it:
+/// CI runs the set-up first.
+pub fn model_path() -> PathBuf {
+    let path = skilleval::model_path::resolve(None);
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/setup.sh first",
+        path.display()
+    );
+    path
+}
+
+/// One loaded model per test binary: loading is cheap, but memory is shared with other tests.
+pub fn backend() -> MutexGuard<'static, LlamaBackend> {
+    static BACKEND: OnceLock<Mutex<LlamaBackend>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            let mut options = LlamaOptions::new(model_path());
+            options.n_ctx = 2048;
+            Mutex::new(LlamaBackend::load(&options).expect("the default model loads"))
+        })
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
