@@ -1,0 +1,406 @@
+//! The round loop: generate → parse → validate → execute → append, until the model answers,
+//! a budget ends it, or an error does.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::backend::{Backend, FinishReason, GenRequest, Sampling};
+use super::prompt::{self, SystemPrompt, LOAD_SKILL, LOAD_SKILL_REFERENCE};
+use super::skills::SkillTree;
+use super::template::{render, Message};
+use super::toolcall::{self, coerce, describe, render as render_call, CallFormat, ParsedCall};
+use super::tools::{Effect, Registry, ToolDef, ToolOutput};
+use super::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budgets {
+    pub max_rounds: u32,
+    /// Generated tokens over the whole run.
+    pub max_generated_tokens: u32,
+    pub max_tokens_per_round: u32,
+    /// Characters of one tool result the model is shown.
+    pub tool_output_chars: usize,
+    /// How often a reply that describes a call instead of making one is sent back.
+    pub max_reasks: u32,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Budgets {
+            max_rounds: 4,
+            max_generated_tokens: 768,
+            max_tokens_per_round: 256,
+            tool_output_chars: 2000,
+            max_reasks: 1,
+        }
+    }
+}
+
+/// Everything one run of the loop needs.
+pub struct AgentRequest<'a> {
+    pub instructions: &'a str,
+    /// Earlier turns (few-shot examples, history) and the user's message, last.
+    pub messages: Vec<Message>,
+    pub skills: &'a SkillTree,
+    /// Skills loaded before the first round.
+    pub preload: Vec<String>,
+    pub tools: &'a Registry,
+    /// `None` uses the family's default.
+    pub format: Option<CallFormat>,
+    pub sampling: Sampling,
+    pub budgets: Budgets,
+}
+
+/// Cuts a tool result to `limit` characters, saying how much was cut; states an empty one.
+pub fn fit_tool_output(content: &str, limit: usize) -> (String, usize) {
+    if content.trim().is_empty() {
+        return ("(the tool returned nothing)".to_string(), 0);
+    }
+    let total = content.chars().count();
+    if total <= limit {
+        return (content.to_string(), 0);
+    }
+    let kept: String = content.chars().take(limit).collect();
+    let cut = total - limit;
+    (format!("{kept}\n[… {cut} more characters cut]"), cut)
+}
+
+struct Loop<'a, 'r> {
+    request: &'r AgentRequest<'a>,
+    format: CallFormat,
+    loaded: Vec<String>,
+}
+
+impl Loop<'_, '_> {
+    fn visible_tools(&self) -> Vec<&ToolDef> {
+        self.request.tools.visible(&self.loaded).collect()
+    }
+
+    fn system_text(&self) -> String {
+        let tools = self.visible_tools();
+        SystemPrompt {
+            instructions: self.request.instructions,
+            format: self.format,
+            skills: self.request.skills,
+            loaded: &self.loaded,
+            tools: &tools,
+        }
+        .render()
+    }
+
+    fn callable_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .visible_tools()
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        if self.request.skills.iter().next().is_some() {
+            names.push(LOAD_SKILL.into());
+        }
+        if !self.loaded.is_empty() {
+            names.push(LOAD_SKILL_REFERENCE.into());
+        }
+        names
+    }
+
+    fn load_skill(&mut self, args: &Map<String, Value>) -> ToolOutput {
+        let name = args
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        match self.request.skills.get(name) {
+            Some(skill) => {
+                if !self.loaded.iter().any(|l| l == name) {
+                    self.loaded.push(name.to_string());
+                }
+                ToolOutput::ok(format!("Skill {name} loaded.\n\n{}", skill.body))
+            }
+            None => ToolOutput::error(format!(
+                "No skill named {name:?}. Skills: {}.",
+                self.request.skills.names().join(", ")
+            )),
+        }
+    }
+
+    fn load_reference(&self, args: &Map<String, Value>) -> ToolOutput {
+        let skill = args.get("skill").and_then(Value::as_str).unwrap_or("");
+        let name = args.get("name").and_then(Value::as_str).unwrap_or("");
+        if !self.loaded.iter().any(|l| l == skill) {
+            return ToolOutput::error(format!(
+                "Skill {skill:?} is not loaded; call {LOAD_SKILL} first."
+            ));
+        }
+        match self.request.skills.get(skill).map(|s| s.reference(name)) {
+            Some(Ok(text)) => ToolOutput::ok(text),
+            Some(Err(e)) => ToolOutput::error(e.to_string()),
+            None => ToolOutput::error(format!("No skill named {skill:?}.")),
+        }
+    }
+
+    fn schema_of(&self, name: &str) -> Option<Value> {
+        match name {
+            LOAD_SKILL => Some(prompt::load_skill_schema()),
+            LOAD_SKILL_REFERENCE => Some(prompt::load_reference_schema()),
+            _ => self
+                .visible_tools()
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.parameters.clone()),
+        }
+    }
+
+    /// Validates every call, then runs the built-ins in order, reads concurrently and writes in order.
+    fn execute(&mut self, calls: Vec<ParsedCall>) -> Vec<CallRecord> {
+        enum Planned {
+            Ready(ToolOutput),
+            Builtin,
+            Run(ToolDef),
+        }
+        let mut planned = Vec::with_capacity(calls.len());
+        let mut records = Vec::with_capacity(calls.len());
+        for call in calls {
+            let raw_arguments = Value::Object(call.arguments.clone());
+            let mut record = CallRecord {
+                name: call.name.clone(),
+                raw_arguments: raw_arguments.clone(),
+                arguments: raw_arguments,
+                repairs: Vec::new(),
+                result: String::new(),
+                is_error: false,
+                truncated_chars: 0,
+                meta: Value::Null,
+            };
+            let plan = match self.schema_of(&call.name) {
+                None => {
+                    let hidden = self
+                        .request
+                        .tools
+                        .get(&call.name)
+                        .and_then(|t| t.skill_gate.clone());
+                    let why = match hidden {
+                        Some(skill) => format!(
+                            "Tool {} is part of skill {skill}; call {LOAD_SKILL} with name=\"{skill}\" first.",
+                            call.name
+                        ),
+                        None => format!(
+                            "There is no tool named {:?}. You may call: {}.",
+                            call.name,
+                            self.callable_names().join(", ")
+                        ),
+                    };
+                    Planned::Ready(ToolOutput::error(why))
+                }
+                Some(schema) => {
+                    match coerce::coerce_call_arguments(&call.name, &call.arguments, &schema) {
+                        Err(message) => Planned::Ready(ToolOutput::error(message)),
+                        Ok((arguments, repairs)) => {
+                            record.arguments = Value::Object(arguments);
+                            record.repairs = repairs;
+                            match call.name.as_str() {
+                                LOAD_SKILL | LOAD_SKILL_REFERENCE => Planned::Builtin,
+                                _ => Planned::Run(
+                                    self.request
+                                        .tools
+                                        .get(&call.name)
+                                        .cloned()
+                                        .expect("visible tool"),
+                                ),
+                            }
+                        }
+                    }
+                }
+            };
+            planned.push(plan);
+            records.push(record);
+        }
+        let mut outputs: Vec<Option<ToolOutput>> = vec![None; records.len()];
+        // Reads have no side effects, so they may run at once; the rest keep their order.
+        let reads: Vec<usize> = (0..planned.len())
+            .filter(|&i| matches!(&planned[i], Planned::Run(t) if t.effect == Effect::Read))
+            .collect();
+        if reads.len() > 1 {
+            let results: Vec<(usize, ToolOutput)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = reads
+                    .iter()
+                    .map(|&i| {
+                        let Planned::Run(tool) = &planned[i] else {
+                            unreachable!()
+                        };
+                        let args = records[i]
+                            .arguments
+                            .as_object()
+                            .cloned()
+                            .unwrap_or_default();
+                        scope.spawn(move || (i, (tool.executor)(&args)))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("tool thread"))
+                    .collect()
+            });
+            for (i, out) in results {
+                outputs[i] = Some(out);
+            }
+        }
+        for (i, plan) in planned.into_iter().enumerate() {
+            if outputs[i].is_some() {
+                continue;
+            }
+            let args = records[i]
+                .arguments
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            outputs[i] = Some(match plan {
+                Planned::Ready(out) => out,
+                Planned::Builtin if records[i].name == LOAD_SKILL => self.load_skill(&args),
+                Planned::Builtin => self.load_reference(&args),
+                Planned::Run(tool) => (tool.executor)(&args),
+            });
+        }
+        for (record, output) in records.iter_mut().zip(outputs) {
+            let output = output.expect("every call has an output");
+            let (text, cut) =
+                fit_tool_output(&output.content, self.request.budgets.tool_output_chars);
+            record.result = text;
+            record.truncated_chars = cut;
+            record.is_error = output.is_error;
+            record.meta = output.meta;
+        }
+        records
+    }
+}
+
+/// Runs the loop to its end. Never panics on model output; backend failures end the run with
+/// `StopReason::Error` and keep the rounds done so far.
+pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
+    let started = Instant::now();
+    let family = backend.family();
+    let format = request.format.unwrap_or(family.default_call_format());
+    let mut state = Loop {
+        request,
+        format,
+        loaded: Vec::new(),
+    };
+    for name in &request.preload {
+        if request.skills.get(name).is_some() && !state.loaded.contains(name) {
+            state.loaded.push(name.clone());
+        }
+    }
+    let stops: Vec<String> = family.end_of_turn().iter().map(|s| s.to_string()).collect();
+    let mut history = request.messages.clone();
+    let mut rounds: Vec<Round> = Vec::new();
+    let mut metrics = RunMetrics::default();
+    let mut reasks = 0u32;
+    let stop = loop {
+        if rounds.len() as u32 >= request.budgets.max_rounds {
+            break StopReason::RoundBudget;
+        }
+        let left = request
+            .budgets
+            .max_generated_tokens
+            .saturating_sub(metrics.generated_tokens);
+        if left == 0 {
+            break StopReason::TokenBudget;
+        }
+        let mut messages = vec![Message::system(state.system_text())];
+        messages.extend(history.iter().cloned());
+        let gen_request = GenRequest {
+            prompt: render(family, &messages),
+            max_tokens: left.min(request.budgets.max_tokens_per_round),
+            stop: stops.clone(),
+            sampling: request.sampling,
+        };
+        let generation = match backend.generate(&gen_request) {
+            Ok(g) => g,
+            Err(e) => break StopReason::Error(e.to_string()),
+        };
+        let m = &generation.metrics;
+        if rounds.is_empty() {
+            metrics.ttft_secs = m.ttft_secs;
+        }
+        metrics.prompt_tokens += m.prompt_tokens;
+        metrics.generated_tokens += m.generated_tokens;
+        metrics.prefill_secs += m.prefill_secs;
+        metrics.decode_secs += m.decode_secs;
+
+        let parsed = toolcall::parse(format, &generation.text);
+        let tool_started = Instant::now();
+        let calls = state.execute(parsed.calls);
+        metrics.tool_secs += tool_started.elapsed().as_secs_f64();
+        let mut round = Round {
+            raw: generation.text.clone(),
+            finish: generation.finish.clone(),
+            metrics: generation.metrics.clone(),
+            calls,
+            prose: parsed.prose.clone(),
+            repairs: parsed.repairs,
+            problems: parsed.problems,
+            reask: None,
+        };
+        history.push(Message::assistant(generation.text.trim()));
+        if round.calls.is_empty() {
+            let names = state.callable_names();
+            let tool_params: Vec<(&str, Vec<String>)> = names
+                .iter()
+                .map(|n| {
+                    let params = state
+                        .schema_of(n)
+                        .and_then(|s| {
+                            s["properties"]
+                                .as_object()
+                                .map(|p| p.keys().cloned().collect())
+                        })
+                        .unwrap_or_default();
+                    (n.as_str(), params)
+                })
+                .collect();
+            if reasks < request.budgets.max_reasks {
+                if let Some(tool) = describe::describes_call(&generation.text, &tool_params) {
+                    let message = describe::reask_message(&tool, format);
+                    history.push(Message::user(message.clone()));
+                    round.reask = Some(message);
+                    reasks += 1;
+                    rounds.push(round);
+                    continue;
+                }
+            }
+            let out_of_tokens = generation.finish == FinishReason::MaxTokens
+                && metrics.generated_tokens >= request.budgets.max_generated_tokens;
+            rounds.push(round);
+            break if out_of_tokens {
+                StopReason::TokenBudget
+            } else {
+                StopReason::Answered
+            };
+        }
+        for call in &round.calls {
+            let shown = format!("{} returned:\n{}", call.name, call.result);
+            history.push(Message::tool(shown));
+        }
+        rounds.push(round);
+    };
+    metrics.rounds = rounds.len() as u32;
+    metrics.wall_secs = started.elapsed().as_secs_f64();
+    let reply = rounds
+        .last()
+        .filter(|r| r.calls.is_empty())
+        .map(|r| r.prose.trim().to_string())
+        .unwrap_or_default();
+    Transcript {
+        rounds,
+        reply,
+        stop,
+        loaded_skills: state.loaded,
+        metrics,
+    }
+}
+
+/// Renders a call in the given format; exposed so few-shot examples match what the parser reads.
+pub fn example_call(format: CallFormat, name: &str, args: &Map<String, Value>) -> String {
+    render_call::render_call(format, name, args)
+}

@@ -1,0 +1,11 @@
+//! The embedded agent harness: prompt, model, tool calls, skills and the round loop.
+//! It knows nothing of packs, fixtures or judges.
+
+pub mod agent;
+pub mod backend;
+pub mod prompt;
+pub mod skills;
+pub mod template;
+pub mod toolcall;
+pub mod tools;
+pub mod transcript;

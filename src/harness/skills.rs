@@ -1,0 +1,226 @@
+//! Skills as folders: `SKILL.md` (YAML front matter and a markdown body) plus optional
+//! `references/*.md` read only when the model asks for them. An overlay swaps one skill's
+//! `SKILL.md` for a run without touching the tree on disk.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context as _};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillMeta {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Tools this skill grants once loaded.
+    #[serde(default)]
+    pub tools: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skill {
+    pub meta: SkillMeta,
+    pub body: String,
+    /// Where `SKILL.md` came from (the overlay file for an overlaid skill).
+    pub source: PathBuf,
+    /// The skill's folder, where `references/` lives; none for a skill added by an overlay.
+    pub dir: Option<PathBuf>,
+}
+
+impl Skill {
+    pub fn name(&self) -> &str {
+        &self.meta.name
+    }
+
+    /// Names of the reference documents, without the `.md` ending.
+    pub fn reference_names(&self) -> Vec<String> {
+        let Some(dir) = &self.dir else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = std::fs::read_dir(dir.join("references"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let p = e.path();
+                (p.extension()? == "md").then(|| p.file_stem()?.to_str().map(str::to_owned))?
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Reads one reference from disk, on demand.
+    pub fn reference(&self, name: &str) -> anyhow::Result<String> {
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || "-_.".contains(c));
+        let dir = self.dir.as_ref().filter(|_| valid && !name.contains(".."));
+        let Some(dir) = dir else {
+            bail!("skill {} has no reference named {name:?}", self.name());
+        };
+        let stem = name.strip_suffix(".md").unwrap_or(name);
+        std::fs::read_to_string(dir.join("references").join(format!("{stem}.md"))).map_err(|_| {
+            anyhow!(
+                "skill {} has no reference named {name:?}; it has: {}",
+                self.name(),
+                self.reference_names().join(", ")
+            )
+        })
+    }
+}
+
+/// Splits `SKILL.md` text into its front matter and body. Errors name the file and the field.
+pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, String)> {
+    let shown = source.display();
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or_else(|| {
+            anyhow!("{shown}: no front matter (the file must start with a line `---`)")
+        })?;
+    let end = rest
+        .find("\n---")
+        .ok_or_else(|| anyhow!("{shown}: front matter is not closed by a line `---`"))?;
+    let yaml = &rest[..end];
+    let body = rest[end + 4..]
+        .trim_start_matches(['-', '\r'])
+        .trim_start_matches('\n');
+    let meta: SkillMeta =
+        serde_yaml::from_str(yaml).map_err(|e| anyhow!("{shown}: front matter: {e}"))?;
+    if meta.name.trim().is_empty() {
+        bail!("{shown}: front matter field `name` is empty");
+    }
+    if meta.description.trim().is_empty() {
+        bail!("{shown}: front matter field `description` is empty");
+    }
+    Ok((meta, body.trim().to_string()))
+}
+
+/// Skills by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillTree {
+    skills: BTreeMap<String, Skill>,
+    pub root: Option<PathBuf>,
+}
+
+impl SkillTree {
+    /// Loads every `<dir>/<skill>/SKILL.md`.
+    pub fn load(root: &Path) -> anyhow::Result<Self> {
+        let entries = std::fs::read_dir(root)
+            .with_context(|| format!("{}: cannot read skills folder", root.display()))?;
+        let mut tree = SkillTree {
+            root: Some(root.to_path_buf()),
+            ..Default::default()
+        };
+        let mut dirs: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("SKILL.md").is_file())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let source = dir.join("SKILL.md");
+            let text = std::fs::read_to_string(&source)
+                .with_context(|| format!("{}: cannot read", source.display()))?;
+            let (meta, body) = parse_skill_md(&text, &source)?;
+            if tree.skills.contains_key(&meta.name) {
+                bail!(
+                    "{}: field `name`: skill {:?} is defined twice",
+                    source.display(),
+                    meta.name
+                );
+            }
+            tree.skills.insert(
+                meta.name.clone(),
+                Skill {
+                    meta,
+                    body,
+                    source,
+                    dir: Some(dir),
+                },
+            );
+        }
+        if tree.skills.is_empty() {
+            bail!(
+                "{}: no skill folders (each needs a SKILL.md)",
+                root.display()
+            );
+        }
+        Ok(tree)
+    }
+
+    pub fn from_skills(skills: impl IntoIterator<Item = Skill>) -> Self {
+        SkillTree {
+            skills: skills
+                .into_iter()
+                .map(|s| (s.meta.name.clone(), s))
+                .collect(),
+            root: None,
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Skill> {
+        self.skills.values()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.skills.keys().cloned().collect()
+    }
+
+    /// A copy of the tree with `target`'s `SKILL.md` replaced by `text`. Text without front
+    /// matter replaces only the body; text with front matter replaces the whole file, and adds
+    /// a new skill when its name is not in the tree. The tree on disk is never touched.
+    pub fn with_overlay(
+        &self,
+        target: &str,
+        text: &str,
+        source: &Path,
+    ) -> anyhow::Result<SkillTree> {
+        let mut tree = self.clone();
+        let has_front_matter = text.trim_start_matches('\u{feff}').starts_with("---");
+        let base = self.skills.get(target);
+        let skill = if has_front_matter {
+            let (meta, body) = parse_skill_md(text, source)?;
+            let dir = self
+                .skills
+                .get(&meta.name)
+                .or(base)
+                .and_then(|s| s.dir.clone());
+            Skill {
+                meta,
+                body,
+                source: source.to_path_buf(),
+                dir,
+            }
+        } else {
+            let base = base.ok_or_else(|| {
+                anyhow!(
+                    "{}: overlay has no front matter and skill {target:?} is not in the tree, so there is nothing to keep",
+                    source.display()
+                )
+            })?;
+            Skill {
+                body: text.trim().to_string(),
+                source: source.to_path_buf(),
+                ..base.clone()
+            }
+        };
+        if skill.meta.name != target {
+            tree.skills.remove(target);
+        }
+        tree.skills.insert(skill.meta.name.clone(), skill);
+        Ok(tree)
+    }
+}

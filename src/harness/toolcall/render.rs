@@ -1,0 +1,249 @@
+//! Writing calls in each format (for few-shot examples and for echoing the
+//! model's own calls into the history) and explaining the syntax to the model.
+
+use std::io;
+
+use serde::Serialize;
+use serde_json::ser::{Formatter, Serializer};
+use serde_json::{json, Map, Value};
+
+use super::CallFormat;
+
+/// The call as a model of that format would write it.
+pub fn render_call(format: CallFormat, name: &str, args: &Map<String, Value>) -> String {
+    match format {
+        CallFormat::Markup => {
+            let mut rendered = format!("<function={name}>\n");
+            for (key, value) in args {
+                let value = match value {
+                    Value::String(text) => text.clone(),
+                    other => spaced_json(other),
+                };
+                rendered.push_str(&format!("<parameter={key}>\n{value}\n</parameter>\n"));
+            }
+            rendered.push_str("</function>");
+            rendered
+        }
+        CallFormat::JsonTag => {
+            let call = json!({"name": name, "arguments": args});
+            format!("<tool_call>\n{}\n</tool_call>", spaced_json(&call))
+        }
+        CallFormat::PythonList => {
+            let keywords: Vec<String> = args
+                .iter()
+                .map(|(key, value)| format!("{key}={}", python_literal(value)))
+                .collect();
+            format!("[{name}({})]", keywords.join(", "))
+        }
+    }
+}
+
+/// A short explanation of the call syntax for the system prompt, with one example.
+pub fn format_instructions(format: CallFormat) -> String {
+    let example_args = match json!({"text": "hello world", "count": 2, "exact": true}) {
+        Value::Object(args) => args,
+        _ => unreachable!("an object literal"),
+    };
+    let example = render_call(format, "example_tool", &example_args);
+    let shape = match format {
+        CallFormat::Markup => {
+            "To call a tool, write its name in a <function=…> tag and each argument in a <parameter=…> tag:\n\
+             <function=TOOL_NAME>\n<parameter=ARGUMENT_NAME>\nvalue\n</parameter>\n</function>"
+        }
+        CallFormat::JsonTag => {
+            "To call a tool, write one JSON object with its name and arguments between <tool_call> tags:\n\
+             <tool_call>\n{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT_NAME\": value}}\n</tool_call>"
+        }
+        CallFormat::PythonList => {
+            "To call tools, write a list of calls in Python syntax, arguments by keyword \
+             (strings in double quotes; True, False and None as in Python):\n\
+             [TOOL_NAME(ARGUMENT_NAME=value), OTHER_TOOL()]"
+        }
+    };
+    let several = match format {
+        CallFormat::PythonList => "Put several calls in the same list.",
+        _ => "For several calls, write one block after another.",
+    };
+    format!(
+        "{shape}\nFor example:\n{example}\n{several} Write calls as plain text, not in a code block; their results come back to you before you answer."
+    )
+}
+
+/// JSON with a space after each `,` and `:`, as chat templates print it.
+fn spaced_json(value: &Value) -> String {
+    let mut bytes = Vec::new();
+    let mut serializer = Serializer::with_formatter(&mut bytes, SpacedFormatter);
+    value
+        .serialize(&mut serializer)
+        .expect("a JSON value always serializes into memory");
+    String::from_utf8(bytes).expect("serde_json writes UTF-8")
+}
+
+struct SpacedFormatter;
+
+impl Formatter for SpacedFormatter {
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            writer.write_all(b", ")
+        }
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, writer: &mut W) -> io::Result<()> {
+        writer.write_all(b": ")
+    }
+}
+
+fn python_literal(value: &Value) -> String {
+    match value {
+        Value::Null => "None".to_string(),
+        Value::Bool(true) => "True".to_string(),
+        Value::Bool(false) => "False".to_string(),
+        Value::Number(number) => number.to_string(),
+        Value::String(text) => python_string(text),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_literal).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(key, value)| format!("{}: {}", python_string(key), python_literal(value)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+    }
+}
+
+fn python_string(text: &str) -> String {
+    let mut quoted = String::with_capacity(text.len() + 2);
+    quoted.push('"');
+    for character in text.chars() {
+        match character {
+            '\\' => quoted.push_str("\\\\"),
+            '"' => quoted.push_str("\\\""),
+            '\n' => quoted.push_str("\\n"),
+            '\r' => quoted.push_str("\\r"),
+            '\t' => quoted.push_str("\\t"),
+            control if (control as u32) < 0x20 => {
+                quoted.push_str(&format!("\\x{:02x}", control as u32));
+            }
+            other => quoted.push(other),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::toolcall::{json_tag, markup, python_list};
+
+    fn args(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(args) => args,
+            _ => panic!("test arguments must be an object"),
+        }
+    }
+
+    #[test]
+    fn markup_puts_each_value_on_its_own_line() {
+        let rendered = render_call(
+            CallFormat::Markup,
+            "weather_lookup",
+            &args(json!({"location": "Paris", "days": 3})),
+        );
+        assert_eq!(
+            rendered,
+            "<function=weather_lookup>\n<parameter=location>\nParis\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>"
+        );
+    }
+
+    #[test]
+    fn markup_rendering_reads_back_to_the_same_strings() {
+        let original = args(json!({"path": "a/b.txt", "text": "line one\nline two"}));
+        let rendered = render_call(CallFormat::Markup, "write_file", &original);
+        let outcome = markup::parse(&rendered);
+        assert_eq!(outcome.calls.len(), 1);
+        assert_eq!(outcome.calls[0].arguments, original);
+    }
+
+    #[test]
+    fn json_tag_uses_spaced_json_and_reads_back() {
+        let original = args(json!({"location": "Paris", "tags": [1, 2], "metric": false}));
+        let rendered = render_call(CallFormat::JsonTag, "weather_lookup", &original);
+        assert_eq!(
+            rendered,
+            "<tool_call>\n{\"name\": \"weather_lookup\", \"arguments\": {\"location\": \"Paris\", \"tags\": [1, 2], \"metric\": false}}\n</tool_call>"
+        );
+        assert_eq!(json_tag::parse(&rendered).calls[0].arguments, original);
+    }
+
+    #[test]
+    fn python_list_uses_python_literals() {
+        let rendered = render_call(
+            CallFormat::PythonList,
+            "f",
+            &args(json!({
+                "key": "v \"q\"\n",
+                "n": 3,
+                "on": true,
+                "off": false,
+                "none": null,
+                "list": [1.5, "x"],
+                "map": {"a": null}
+            })),
+        );
+        assert_eq!(
+            rendered,
+            r#"[f(key="v \"q\"\n", n=3, on=True, off=False, none=None, list=[1.5, "x"], map={"a": None})]"#
+        );
+    }
+
+    #[test]
+    fn python_list_rendering_reads_back() {
+        let original = args(json!({"q": "a \"b\"\n", "n": 3, "on": false, "tags": ["x"]}));
+        let rendered = render_call(CallFormat::PythonList, "search", &original);
+        let outcome = python_list::parse(&rendered);
+        assert_eq!(outcome.calls.len(), 1);
+        assert_eq!(outcome.calls[0].name, "search");
+        assert_eq!(outcome.calls[0].arguments, original);
+    }
+
+    #[test]
+    fn python_list_without_arguments_has_empty_parentheses() {
+        assert_eq!(
+            render_call(CallFormat::PythonList, "ping", &Map::new()),
+            "[ping()]"
+        );
+    }
+
+    #[test]
+    fn instructions_show_the_shape_and_an_example() {
+        let markup = format_instructions(CallFormat::Markup);
+        assert!(markup.contains("<function=TOOL_NAME>"));
+        assert!(markup.contains("<parameter=text>\nhello world\n</parameter>"));
+        let json = format_instructions(CallFormat::JsonTag);
+        assert!(json.contains("{\"name\": \"example_tool\", \"arguments\": {\"text\": \"hello world\", \"count\": 2, \"exact\": true}}"));
+        let python = format_instructions(CallFormat::PythonList);
+        assert!(python.contains("[example_tool(text=\"hello world\", count=2, exact=True)]"));
+    }
+}
