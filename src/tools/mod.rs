@@ -1,0 +1,3 @@
+//! Typed tools a pack can offer the model.
+
+pub mod weather;

@@ -1,0 +1,181 @@
+//! `weather_lookup`: current weather and a three-day forecast from wttr.in's `j1` JSON.
+//!
+//! The geocoder behind wttr.in answers 200 for almost any string, landing on whatever is nearest
+//! (a bare "Rome" lands in Lomé, Togo). So the tool, not the model, compares the place it got
+//! against the state or country that was asked for, refuses a contradiction, and names the
+//! resolved place on the first line of every report.
+
+mod client;
+mod fixtures;
+mod place;
+mod report;
+
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::{json, Map, Value};
+
+use crate::harness::tools::{Effect, ToolDef, ToolOutput};
+
+pub use client::{
+    is_public_address, percent_encode, resolve_public, BlockedAddress, FetchError, Fetched,
+    WeatherService, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, MAX_BODY_BYTES, USER_AGENT,
+};
+pub use fixtures::{fixture_slug, Fixture, FixtureSet};
+pub use place::{
+    check_qualifier, city_matches, city_of, fold, known_qualifier, qualifier_of, QualifierVerdict,
+    ResolvedPlace, ALIAS_GROUPS,
+};
+pub use report::{render_report, weekday_of, Confidence};
+
+pub const TOOL_NAME: &str = "weather_lookup";
+/// The tool is offered only once this skill is loaded.
+pub const SKILL_NAME: &str = "weather";
+
+const TOOL_DESCRIPTION: &str = "Get the current weather and a three-day forecast for a place. \
+The first line of the result names the place the weather service matched; tell the user that \
+place. Use this for any question about weather, temperature, rain or the forecast.";
+
+const LOCATION_DESCRIPTION: &str = "The place exactly as the user wrote it, keeping any state or \
+country after a comma, for example \"Paris, Texas\", \"Nassau, Bahamas\" or \"Madrid\".";
+
+/// JSON schema of the arguments: one required string.
+pub fn parameters_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "location": {
+                "type": "string",
+                "description": LOCATION_DESCRIPTION,
+            }
+        },
+        "required": ["location"],
+    })
+}
+
+/// The live tool, answering through `service`.
+pub fn tool_def(service: Arc<WeatherService>) -> ToolDef {
+    build_tool_def(move |location| service.lookup(location))
+}
+
+/// The same tool answering from recorded fixtures; a missing recording is reported in `meta`.
+pub fn replay_tool_def(fixtures: Arc<FixtureSet>) -> ToolDef {
+    build_tool_def(move |location| fixtures.replay(location))
+}
+
+fn build_tool_def(answer: impl Fn(&str) -> ToolOutput + Send + Sync + 'static) -> ToolDef {
+    ToolDef::new(
+        TOOL_NAME,
+        TOOL_DESCRIPTION,
+        parameters_schema(),
+        Effect::Read,
+        move |arguments: &Map<String, Value>| match location_argument(arguments) {
+            Ok(location) => answer(location),
+            Err(problem) => problem,
+        },
+    )
+    .gated_by(SKILL_NAME)
+}
+
+fn location_argument(arguments: &Map<String, Value>) -> Result<&str, ToolOutput> {
+    let location = arguments
+        .get("location")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .unwrap_or_default();
+    // A location with no letter or digit would reach the service as an empty path, which it
+    // answers with the weather wherever the caller is.
+    if location.chars().any(char::is_alphanumeric) {
+        Ok(location)
+    } else {
+        Err(ToolOutput::error(
+            "weather_lookup needs a \"location\": the place name as the user wrote it.",
+        ))
+    }
+}
+
+impl WeatherService {
+    /// Fetches and renders; never fails, because every failure is something to tell the model.
+    pub fn lookup(&self, location: &str) -> ToolOutput {
+        let location = location.trim();
+        match self.fetch(location) {
+            Ok(fetched) => render_result(location, fetched.status, &fetched.body),
+            Err(err) => unavailable(&err.to_string()),
+        }
+    }
+}
+
+/// Turns a raw answer (live or recorded) into what the model sees. Pure.
+///
+/// "No such place" answers are not errors: the service worked and the answer is that the place
+/// does not exist, which the model should pass on as it would a forecast.
+pub fn render_result(location: &str, status: u16, body: &str) -> ToolOutput {
+    let location = location.trim();
+    if looks_not_found(body) || status == 404 {
+        return no_such_place(location);
+    }
+    if status != 200 {
+        return unavailable(&format!("it answered HTTP {status}"));
+    }
+    let Ok(parsed) = serde_json::from_str::<Value>(body) else {
+        return unavailable("it did not send a forecast (the answer was not JSON)");
+    };
+    let Some(place) = ResolvedPlace::from_j1(&parsed) else {
+        return no_such_place(location);
+    };
+
+    let named = city_matches(location, &place);
+    let confidence = match qualifier_of(location) {
+        None if named => Confidence::Verified,
+        None => Confidence::Unconfirmed,
+        Some(qualifier) => match check_qualifier(qualifier, &place) {
+            QualifierVerdict::Matches => Confidence::Verified,
+            QualifierVerdict::Contradicts if named => Confidence::QualifierMismatch {
+                qualifier: qualifier.to_string(),
+            },
+            QualifierVerdict::Contradicts => {
+                return ToolOutput::ok(format!(
+                    "No such place: {location}. It resolved to {}, which is somewhere else.",
+                    place.describe()
+                ))
+                .with_meta(json!({
+                    "outcome": "resolved_elsewhere",
+                    "resolved": place.describe(),
+                }));
+            }
+        },
+    };
+    let verification = match confidence {
+        Confidence::Verified => "verified",
+        Confidence::Unconfirmed => "unconfirmed",
+        Confidence::QualifierMismatch { .. } => "qualifier_mismatch",
+    };
+    ToolOutput::ok(render_report(&parsed, &place, location, &confidence)).with_meta(json!({
+        "outcome": "report",
+        "resolved": place.describe(),
+        "verification": verification,
+    }))
+}
+
+fn looks_not_found(body: &str) -> bool {
+    static PATTERN: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    PATTERN
+        .get_or_init(|| {
+            Regex::new(
+                r"(?i)unknown location|location not found|unable to find any matching weather location",
+            )
+            .expect("static pattern compiles")
+        })
+        .is_match(body)
+}
+
+fn no_such_place(location: &str) -> ToolOutput {
+    ToolOutput::ok(format!("No such place: {location}.")).with_meta(json!({"outcome": "not_found"}))
+}
+
+fn unavailable(reason: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "The weather service could not be reached: {reason}."
+    ))
+    .with_meta(json!({"outcome": "unavailable"}))
+}
