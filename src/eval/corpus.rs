@@ -1,0 +1,114 @@
+//! A corpus: JSONL, one sample a line (`id`, `prompt` or `messages`, `category`, and any fields
+//! laws read). Errors name the file, the line and the field.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{anyhow, bail};
+use serde_json::{Map, Value};
+
+use crate::harness::template::{Message, Role};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub id: String,
+    pub category: String,
+    /// The conversation, ending with the user's message.
+    pub messages: Vec<Message>,
+    /// Every field of the line, for laws to read.
+    pub fields: Map<String, Value>,
+}
+
+impl Sample {
+    /// The last user message: what the model is asked.
+    pub fn prompt_text(&self) -> &str {
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.as_str())
+            .unwrap_or("")
+    }
+}
+
+fn field_str(obj: &Map<String, Value>, key: &str, at: &str) -> anyhow::Result<String> {
+    match obj.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(Value::String(_)) => bail!("{at}: field `{key}` is empty"),
+        Some(_) => bail!("{at}: field `{key}` must be a string"),
+        None => bail!("{at}: field `{key}` is missing"),
+    }
+}
+
+fn parse_messages(value: &Value, at: &str) -> anyhow::Result<Vec<Message>> {
+    let list = value
+        .as_array()
+        .ok_or_else(|| anyhow!("{at}: field `messages` must be a list of {{role, content}}"))?;
+    let mut out = Vec::new();
+    for (i, m) in list.iter().enumerate() {
+        let role = match m["role"].as_str() {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some("system") => Role::System,
+            Some("tool") => Role::Tool,
+            _ => bail!("{at}: field `messages[{i}].role` must be user, assistant, system or tool"),
+        };
+        let content = m["content"]
+            .as_str()
+            .ok_or_else(|| anyhow!("{at}: field `messages[{i}].content` must be a string"))?;
+        out.push(Message::new(role, content));
+    }
+    if out.last().map(|m| m.role) != Some(Role::User) {
+        bail!("{at}: field `messages` must end with a user message");
+    }
+    Ok(out)
+}
+
+pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
+    let mut samples = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), index + 1);
+        let value: Value =
+            serde_json::from_str(line).map_err(|e| anyhow!("{at}: not valid JSON: {e}"))?;
+        let Value::Object(fields) = value else {
+            bail!("{at}: a sample must be a JSON object");
+        };
+        let id = field_str(&fields, "id", &at)?;
+        if !seen.insert(id.clone()) {
+            bail!("{at}: field `id`: {id:?} is used twice");
+        }
+        let category = field_str(&fields, "category", &at)?;
+        let messages = match (fields.get("prompt"), fields.get("messages")) {
+            (Some(_), Some(_)) => bail!("{at}: fields `prompt` and `messages` exclude each other"),
+            (Some(_), None) => vec![Message::user(field_str(&fields, "prompt", &at)?)],
+            (None, Some(m)) => parse_messages(m, &at)?,
+            (None, None) => bail!("{at}: field `prompt` is missing (or give `messages`)"),
+        };
+        samples.push(Sample {
+            id,
+            category,
+            messages,
+            fields,
+        });
+    }
+    if samples.is_empty() {
+        bail!("{}: the corpus has no samples", path.display());
+    }
+    Ok(samples)
+}
+
+pub fn load_corpus(path: &Path) -> anyhow::Result<Vec<Sample>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("{}: cannot read corpus: {e}", path.display()))?;
+    parse_corpus(&text, path)
+}
+
+/// A stable digest of the corpus file, for the manifest.
+pub fn digest(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    format!("{:x}", Sha256::digest(text.as_bytes()))
+}

@@ -1,0 +1,14 @@
+//! Evaluation: packs, corpora, fixtures, the judge, the plan, the journal, statistics and reports.
+//! It drives the harness and knows nothing of llama.cpp.
+
+pub mod corpus;
+pub mod fixtures;
+pub mod journal;
+pub mod judge;
+pub mod manifest;
+pub mod pack;
+pub mod plan;
+pub mod replay;
+pub mod report;
+pub mod runner;
+pub mod stats;

@@ -1,0 +1,299 @@
+//! A pack: `packs/<name>/pack.toml` names the skill under test, its baseline skills tree, the
+//! corpus, the tools with their fixture routes, the judge's laws and the categories.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+use serde::Deserialize;
+
+use super::corpus::{load_corpus, Sample};
+use super::fixtures::{Fold, Route};
+use super::judge::{self, Law};
+use crate::harness::agent::Budgets;
+use crate::harness::backend::Sampling;
+use crate::harness::skills::SkillTree;
+use crate::harness::template::{Message, Role};
+use crate::harness::toolcall::CallFormat;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSpec {
+    pub name: String,
+    /// A typed tool built into skilleval (`weather_lookup`), or `recorded` for a tool that exists
+    /// only as fixtures, described here.
+    pub kind: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub parameters: Option<serde_json::Value>,
+    /// Offered only once this skill is loaded; defaults to the typed tool's own gate.
+    #[serde(default)]
+    pub skill_gate: Option<String>,
+    pub fixtures: PathBuf,
+    pub key_arguments: Vec<String>,
+    #[serde(default)]
+    pub folds: Vec<Fold>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleSpec {
+    pub messages: Vec<ExampleMessage>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSpec {
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    #[serde(default)]
+    pub top_k: Option<i32>,
+    #[serde(default)]
+    pub top_p: Option<f32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSpec {
+    #[serde(default)]
+    pub max_rounds: Option<u32>,
+    #[serde(default)]
+    pub max_generated_tokens: Option<u32>,
+    #[serde(default)]
+    pub max_tokens_per_round: Option<u32>,
+    #[serde(default)]
+    pub tool_output_chars: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    skill: String,
+    skills_dir: PathBuf,
+    corpus: PathBuf,
+    categories: Vec<String>,
+    #[serde(default)]
+    instructions: String,
+    #[serde(default = "yes")]
+    preload: bool,
+    #[serde(default)]
+    call_format: Option<CallFormat>,
+    #[serde(default)]
+    sampling: Option<SamplingSpec>,
+    #[serde(default)]
+    budgets: Option<BudgetSpec>,
+    #[serde(default)]
+    examples: Vec<ExampleSpec>,
+    #[serde(default)]
+    tools: Vec<ToolSpec>,
+    laws: Vec<Law>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone)]
+pub struct Pack {
+    pub name: String,
+    pub description: String,
+    pub dir: PathBuf,
+    pub file: PathBuf,
+    pub skill: String,
+    pub skills_dir: PathBuf,
+    pub corpus_path: PathBuf,
+    pub categories: Vec<String>,
+    pub instructions: String,
+    pub preload: bool,
+    pub call_format: Option<CallFormat>,
+    pub sampling: Sampling,
+    pub budgets: Budgets,
+    /// Few-shot turns placed before every sample's conversation.
+    pub examples: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+    pub laws: Vec<Law>,
+}
+
+impl Pack {
+    /// Finds `packs/<name>/pack.toml`, or takes a path to a folder or to the file itself.
+    pub fn locate(name_or_path: &str) -> PathBuf {
+        let p = Path::new(name_or_path);
+        if p.is_file() {
+            return p.to_path_buf();
+        }
+        if p.join("pack.toml").is_file() {
+            return p.join("pack.toml");
+        }
+        Path::new("packs").join(name_or_path).join("pack.toml")
+    }
+
+    pub fn load(name_or_path: &str) -> anyhow::Result<Pack> {
+        let file = Self::locate(name_or_path);
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| anyhow!("{}: cannot read pack: {e}", file.display()))?;
+        Self::parse(&text, &file)
+    }
+
+    pub fn parse(text: &str, file: &Path) -> anyhow::Result<Pack> {
+        let shown = file.display();
+        let raw: PackFile = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| text[..s.start].lines().count().max(1));
+            match line {
+                Some(line) => anyhow!("{shown}:{line}: {}", e.message()),
+                None => anyhow!("{shown}: {}", e.message()),
+            }
+        })?;
+        let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        if raw.categories.is_empty() {
+            bail!("{shown}: field `categories` is empty");
+        }
+        let declared: BTreeSet<&str> = raw.categories.iter().map(String::as_str).collect();
+        if raw.laws.is_empty() {
+            bail!("{shown}: field `laws`: a pack needs at least one law");
+        }
+        judge::validate(&raw.laws).map_err(|e| anyhow!("{shown}: field `laws`: {e}"))?;
+        for law in &raw.laws {
+            for c in law.categories.iter().flatten() {
+                if !declared.contains(c.as_str()) {
+                    bail!(
+                        "{shown}: law {:?}: category {c:?} is not in field `categories`",
+                        law.name
+                    );
+                }
+            }
+        }
+        let mut tool_names = BTreeSet::new();
+        for (i, t) in raw.tools.iter().enumerate() {
+            if !tool_names.insert(t.name.as_str()) {
+                bail!(
+                    "{shown}: field `tools[{i}].name`: {:?} is listed twice",
+                    t.name
+                );
+            }
+            match t.kind.as_str() {
+                "recorded" => {
+                    if t.description.is_none() || t.parameters.is_none() {
+                        bail!("{shown}: field `tools[{i}]`: a recorded tool needs `description` and `parameters`");
+                    }
+                }
+                kind if super::replay::is_typed_tool(kind) => {}
+                other => bail!("{shown}: field `tools[{i}].kind`: unknown tool kind {other:?}"),
+            }
+            if t.key_arguments.is_empty() {
+                bail!("{shown}: field `tools[{i}].key_arguments` is empty");
+            }
+        }
+        let mut examples = Vec::new();
+        for (i, e) in raw.examples.iter().enumerate() {
+            if e.messages.is_empty() {
+                bail!("{shown}: field `examples[{i}].messages` is empty");
+            }
+            examples.extend(
+                e.messages
+                    .iter()
+                    .map(|m| Message::new(m.role, m.content.clone())),
+            );
+        }
+        let mut sampling = Sampling::default();
+        if let Some(s) = &raw.sampling {
+            sampling.temperature = s.temperature.unwrap_or(sampling.temperature);
+            sampling.top_k = s.top_k.unwrap_or(sampling.top_k);
+            sampling.top_p = s.top_p.unwrap_or(sampling.top_p);
+        }
+        let mut budgets = Budgets::default();
+        if let Some(b) = &raw.budgets {
+            budgets.max_rounds = b.max_rounds.unwrap_or(budgets.max_rounds);
+            budgets.max_generated_tokens = b
+                .max_generated_tokens
+                .unwrap_or(budgets.max_generated_tokens);
+            budgets.max_tokens_per_round = b
+                .max_tokens_per_round
+                .unwrap_or(budgets.max_tokens_per_round);
+            budgets.tool_output_chars = b.tool_output_chars.unwrap_or(budgets.tool_output_chars);
+        }
+        let tools = raw
+            .tools
+            .into_iter()
+            .map(|mut t| {
+                t.fixtures = dir.join(&t.fixtures);
+                t
+            })
+            .collect();
+        Ok(Pack {
+            name: raw.name,
+            description: raw.description,
+            skill: raw.skill,
+            skills_dir: dir.join(&raw.skills_dir),
+            corpus_path: dir.join(&raw.corpus),
+            categories: raw.categories,
+            instructions: raw.instructions,
+            preload: raw.preload,
+            call_format: raw.call_format,
+            sampling,
+            budgets,
+            examples,
+            tools,
+            laws: raw.laws,
+            file: file.to_path_buf(),
+            dir,
+        })
+    }
+
+    /// The baseline skills tree (the pack's own, or another folder), checked to hold the skill under test.
+    pub fn skills(&self, override_dir: Option<&Path>) -> anyhow::Result<SkillTree> {
+        let dir = override_dir.unwrap_or(&self.skills_dir);
+        let tree = SkillTree::load(dir)?;
+        if tree.get(&self.skill).is_none() {
+            bail!(
+                "{}: field `skill`: {:?} is not in the skills tree {} (it has: {})",
+                self.file.display(),
+                self.skill,
+                dir.display(),
+                tree.names().join(", ")
+            );
+        }
+        Ok(tree)
+    }
+
+    /// Loads a corpus (the pack's own or another of the same shape) and checks its categories.
+    pub fn corpus(&self, override_path: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
+        let path = override_path.unwrap_or(&self.corpus_path);
+        let samples = load_corpus(path)?;
+        for (i, s) in samples.iter().enumerate() {
+            if !self.categories.iter().any(|c| c == &s.category) {
+                bail!(
+                    "{}: sample {:?} (line {}): field `category`: {:?} is not declared in {}",
+                    path.display(),
+                    s.id,
+                    i + 1,
+                    s.category,
+                    self.file.display()
+                );
+            }
+        }
+        Ok(samples)
+    }
+
+    pub fn routes(&self) -> Vec<Route> {
+        self.tools
+            .iter()
+            .map(|t| Route {
+                tool: t.name.clone(),
+                dir: t.fixtures.clone(),
+                key_arguments: t.key_arguments.clone(),
+                folds: t.folds.clone(),
+            })
+            .collect()
+    }
+}

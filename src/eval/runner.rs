@@ -1,0 +1,393 @@
+//! `skilleval run`: a pack's samples through the harness for both arms, judged, journaled,
+//! summarized and reported.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, bail, Context as _};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::corpus::Sample;
+use super::fixtures::FixtureStore;
+use super::journal::{self, Journal, JournalEntry};
+use super::judge;
+use super::manifest::{self, Manifest};
+use super::pack::Pack;
+use super::plan::{self, Unit};
+use super::replay::{self, LiveServices, RecordMode};
+use super::report;
+use super::stats::{self, Arm, Outcome, Summary};
+use crate::harness::agent::{self, AgentRequest};
+use crate::harness::backend::Backend;
+use crate::harness::skills::SkillTree;
+use crate::harness::tools::Registry;
+
+#[derive(Clone)]
+pub struct RunOptions {
+    pub pack: Pack,
+    pub skills_dir: Option<PathBuf>,
+    pub variant: Option<PathBuf>,
+    pub corpus: Option<PathBuf>,
+    pub repeats: u32,
+    pub seed: u64,
+    pub categories: Vec<String>,
+    pub limit: Option<usize>,
+    pub record: RecordMode,
+    pub temperature: Option<f32>,
+    pub top_k: Option<i32>,
+    pub top_p: Option<f32>,
+    pub output_root: PathBuf,
+    pub resume: Option<String>,
+    pub progress: bool,
+    pub live: LiveServices,
+}
+
+impl RunOptions {
+    pub fn new(pack: Pack) -> Self {
+        RunOptions {
+            pack,
+            skills_dir: None,
+            variant: None,
+            corpus: None,
+            repeats: 3,
+            seed: 0,
+            categories: Vec::new(),
+            limit: None,
+            record: RecordMode::Off,
+            temperature: None,
+            top_k: None,
+            top_p: None,
+            output_root: PathBuf::from("output"),
+            resume: None,
+            progress: false,
+            live: LiveServices::default(),
+        }
+    }
+}
+
+pub struct RunResult {
+    pub run_id: String,
+    pub dir: PathBuf,
+    pub summary: Summary,
+    pub entries: Vec<JournalEntry>,
+}
+
+/// The two skills trees a run compares.
+pub struct Arms {
+    pub baseline: SkillTree,
+    pub variant: SkillTree,
+    /// No variant: the baseline against itself.
+    pub aa: bool,
+}
+
+pub fn arms(
+    pack: &Pack,
+    skills_dir: Option<&Path>,
+    variant: Option<&Path>,
+) -> anyhow::Result<Arms> {
+    let baseline = pack.skills(skills_dir)?;
+    match variant {
+        None => Ok(Arms {
+            variant: baseline.clone(),
+            baseline,
+            aa: true,
+        }),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow!("{}: cannot read variant: {e}", path.display()))?;
+            let variant = baseline.with_overlay(&pack.skill, &text, path)?;
+            if variant.get(&pack.skill).is_none() {
+                bail!(
+                    "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
+                    path.display(),
+                    pack.skill
+                );
+            }
+            Ok(Arms {
+                baseline,
+                variant,
+                aa: false,
+            })
+        }
+    }
+}
+
+fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
+    let mut samples = opts.pack.corpus(opts.corpus.as_deref())?;
+    if !opts.categories.is_empty() {
+        for c in &opts.categories {
+            if !opts.pack.categories.contains(c) {
+                bail!(
+                    "--category {c:?}: the pack has no such category (it has: {})",
+                    opts.pack.categories.join(", ")
+                );
+            }
+        }
+        samples.retain(|s| opts.categories.contains(&s.category));
+    }
+    if let Some(limit) = opts.limit {
+        samples = plan::limit_round_robin(samples, limit);
+    }
+    if samples.is_empty() {
+        bail!("no samples to run");
+    }
+    for s in &samples {
+        judge::check_sample(&opts.pack.laws, &s.category, &s.fields).map_err(|e| {
+            anyhow!(
+                "{}: sample {:?}: {e}",
+                opts.pack.corpus_path.display(),
+                s.id
+            )
+        })?;
+    }
+    Ok(samples)
+}
+
+pub fn new_run_id(pack: &str) -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{pack}",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+fn outcome(entry: &JournalEntry) -> Outcome {
+    Outcome {
+        sample_id: entry.sample_id.clone(),
+        category: entry.category.clone(),
+        arm: entry.arm,
+        repeat: entry.repeat,
+        passed: entry.judgement.passed,
+        failed_laws: entry.judgement.failed.clone(),
+        gapped: entry.gapped,
+        errored: entry.errored,
+    }
+}
+
+pub fn outcomes(entries: &[JournalEntry]) -> Vec<Outcome> {
+    entries.iter().map(outcome).collect()
+}
+
+/// Runs one unit of work: a sample, an arm, a repeat. Pure in its inputs: the result does not
+/// depend on what ran before.
+pub fn run_unit(
+    backend: &mut dyn Backend,
+    pack: &Pack,
+    tree: &SkillTree,
+    registry: &Registry,
+    sample: &Sample,
+    unit: &Unit,
+    sampling: crate::harness::backend::Sampling,
+) -> JournalEntry {
+    let mut messages = pack.examples.clone();
+    messages.extend(sample.messages.iter().cloned());
+    let request = AgentRequest {
+        instructions: &pack.instructions,
+        messages,
+        skills: tree,
+        preload: if pack.preload {
+            vec![pack.skill.clone()]
+        } else {
+            Vec::new()
+        },
+        tools: registry,
+        format: pack.call_format,
+        sampling: crate::harness::backend::Sampling {
+            seed: unit.seed,
+            ..sampling
+        },
+        budgets: pack.budgets,
+    };
+    let transcript = agent::run(backend, &request);
+    let judgement = judge::judge(
+        &pack.laws,
+        &sample.category,
+        &sample.fields,
+        sample.prompt_text(),
+        &transcript,
+    );
+    JournalEntry {
+        sample_id: sample.id.clone(),
+        category: sample.category.clone(),
+        arm: unit.arm,
+        repeat: unit.repeat,
+        seed: unit.seed,
+        gapped: judge::has_fixture_gap(&transcript),
+        errored: matches!(
+            transcript.stop,
+            crate::harness::transcript::StopReason::Error(_)
+        ),
+        judgement,
+        transcript,
+    }
+}
+
+pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
+    let pack = &opts.pack;
+    let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
+    let samples = select_samples(opts)?;
+    if opts.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    let store = Arc::new(FixtureStore::load(pack.routes())?);
+    let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
+    let mut sampling = pack.sampling;
+    sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
+    sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
+    sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
+
+    let run_id = opts
+        .resume
+        .clone()
+        .unwrap_or_else(|| new_run_id(&pack.name));
+    let dir = opts.output_root.join(&run_id);
+    let journal_path = dir.join("journal.jsonl");
+    let mut entries = if opts.resume.is_some() {
+        if !journal_path.is_file() {
+            bail!(
+                "--resume {run_id}: {} does not exist",
+                journal_path.display()
+            );
+        }
+        journal::read(&journal_path)?
+    } else {
+        if dir.exists() {
+            bail!("{}: a run with this id exists already", dir.display());
+        }
+        Vec::new()
+    };
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("{}: cannot create run folder", dir.display()))?;
+
+    let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
+    let corpus_text = std::fs::read_to_string(&corpus_path).unwrap_or_default();
+    let info = backend.info();
+    let body = |tree: &SkillTree| {
+        manifest::sha256_hex(
+            tree.get(&pack.skill)
+                .map(|s| s.body.as_str())
+                .unwrap_or("")
+                .as_bytes(),
+        )
+    };
+    let skills_dir = opts.skills_dir.clone().unwrap_or(pack.skills_dir.clone());
+    let manifest = Manifest {
+        run_id: run_id.clone(),
+        skilleval_version: env!("CARGO_PKG_VERSION").into(),
+        llama_cpp_2_version: crate::LLAMA_CPP_2_VERSION.into(),
+        model_sha256: info
+            .model_path
+            .as_ref()
+            .and_then(|p| manifest::file_sha256(Path::new(p)).ok()),
+        backend: info,
+        pack: pack.name.clone(),
+        skill: pack.skill.clone(),
+        skills_git_revision: manifest::git_revision(&skills_dir),
+        skills_dir: skills_dir.display().to_string(),
+        variant: opts.variant.as_ref().map(|p| p.display().to_string()),
+        baseline_body_sha256: body(&arms.baseline),
+        variant_body_sha256: body(&arms.variant),
+        corpus: corpus_path.display().to_string(),
+        corpus_sha256: manifest::sha256_hex(corpus_text.as_bytes()),
+        samples: samples.len(),
+        repeats: opts.repeats,
+        run_seed: opts.seed,
+        sampling,
+        budgets: pack.budgets,
+        call_format: format!(
+            "{:?}",
+            pack.call_format
+                .unwrap_or(backend.family().default_call_format())
+        ),
+        record: format!("{:?}", opts.record),
+        started_unix: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    };
+    std::fs::write(
+        dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest)? + "\n",
+    )?;
+
+    let done: BTreeSet<(String, Arm, u32)> = entries.iter().map(JournalEntry::key).collect();
+    let units: Vec<Unit> = plan::plan(&samples, opts.repeats, opts.seed, arms.aa)
+        .into_iter()
+        .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
+        .collect();
+    let bar = if opts.progress {
+        ProgressBar::new(units.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} samples  {per_sec}  ETA {eta}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut journal = Journal::open(&journal_path)?;
+    let started = Instant::now();
+    for unit in &units {
+        let sample = &samples[unit.sample_index];
+        let tree = match unit.arm {
+            Arm::Baseline => &arms.baseline,
+            Arm::Variant => &arms.variant,
+        };
+        let entry = run_unit(backend, pack, tree, &registry, sample, unit, sampling);
+        journal.append(&entry)?;
+        entries.push(entry);
+        bar.set_message(format!("{:?} {}", unit.arm, sample.id));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+
+    // Only entries of the selected samples count (a resumed journal may hold others).
+    let ids: BTreeSet<&str> = samples.iter().map(|s| s.id.as_str()).collect();
+    entries.retain(|e| ids.contains(e.sample_id.as_str()));
+    let summary = stats::summarize(&outcomes(&entries))?;
+    let settings = format!(
+        "pack {} · skill {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
+        pack.name,
+        pack.skill,
+        opts.variant.as_ref().map(|v| format!("variant {}", v.display())).unwrap_or("A/A (no variant)".into()),
+        samples.len(),
+        opts.repeats,
+        opts.seed,
+        sampling.temperature,
+        manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
+        wall
+    );
+    std::fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(&summary)? + "\n",
+    )?;
+    std::fs::write(dir.join("summary.csv"), report::csv(&summary)?)?;
+    std::fs::write(
+        dir.join("report.md"),
+        report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
+    )?;
+    Ok(RunResult {
+        run_id,
+        dir,
+        summary,
+        entries,
+    })
+}
