@@ -1,0 +1,716 @@
+//! BFCL's AST checker for Python categories, rule for rule: the verdict and the error type
+//! match the official checker; the error messages are our own wording.
+//!
+//! Where the official checker would raise (answers or schemas of a shape it cannot handle),
+//! this one returns an invalid result with the error type [`INTERNAL_ERROR`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::harness::toolcall::python_list::{decode, DecodedCall, PyValue};
+
+/// Error type for inputs on which BFCL's own checker would crash.
+pub const INTERNAL_ERROR: &str = "checker:internal_error";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckResult {
+    pub valid: bool,
+    pub error_type: Option<String>,
+    pub errors: Vec<String>,
+}
+
+impl CheckResult {
+    pub fn pass() -> Self {
+        CheckResult {
+            valid: true,
+            error_type: None,
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn fail(error_type: &str, error: impl Into<String>) -> Self {
+        CheckResult {
+            valid: false,
+            error_type: Some(error_type.to_string()),
+            errors: vec![error.into()],
+        }
+    }
+}
+
+/// How function names in answers are matched against the model's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// For models whose API forbids dots in names: expect `a_b` where the answer says `a.b`.
+    pub underscore_to_dot: bool,
+}
+
+/// Checks a raw model reply for one entry of `category`.
+pub fn check(
+    category: &str,
+    functions: &[Value],
+    model_output: &str,
+    ground_truth: &[Value],
+) -> CheckResult {
+    check_with(
+        category,
+        functions,
+        model_output,
+        ground_truth,
+        CheckOptions::default(),
+    )
+}
+
+pub fn check_with(
+    category: &str,
+    functions: &[Value],
+    model_output: &str,
+    ground_truth: &[Value],
+    options: CheckOptions,
+) -> CheckResult {
+    let decoded = decode(model_output);
+    if category.contains("relevance") {
+        // A reply that fails to decode, or decodes to no call, counts as no call.
+        let has_call = decoded.as_ref().is_ok_and(|calls| !calls.is_empty());
+        return match (category.contains("irrelevance"), has_call) {
+            (true, true) => CheckResult::fail(
+                "irrelevance_error:decoder_success",
+                "Decoded a function call where none was expected.",
+            ),
+            (false, false) => CheckResult::fail(
+                "relevance_error:decoder_failed",
+                format!(
+                    "Expected a function call: {}",
+                    decoded.err().unwrap_or_default()
+                ),
+            ),
+            _ => CheckResult::pass(),
+        };
+    }
+    match decoded {
+        Err(err) => CheckResult::fail(
+            "ast_decoder:decoder_failed",
+            format!("Failed to decode: {err}"),
+        ),
+        Ok(calls) => check_calls(category, functions, &calls, ground_truth, options),
+    }
+}
+
+/// Checks already decoded calls; `ground_truth` items are `{name: {param: [accepted]}}`.
+pub fn check_calls(
+    category: &str,
+    functions: &[Value],
+    calls: &[DecodedCall],
+    ground_truth: &[Value],
+    options: CheckOptions,
+) -> CheckResult {
+    let outcome = if category.contains("parallel") {
+        parallel_no_order(functions, calls, ground_truth, options)
+    } else if category.contains("multiple") {
+        multiple(functions, calls, ground_truth, options)
+    } else if calls.len() != 1 {
+        Ok(CheckResult::fail(
+            "simple_function_checker:wrong_count",
+            format!("Expected one call, got {}.", calls.len()),
+        ))
+    } else {
+        match (functions.first(), ground_truth.first()) {
+            (Some(function), Some(answer)) => one_call(function, &calls[0], answer, options),
+            _ => Err("no function or no answer for the entry".into()),
+        }
+    };
+    outcome.unwrap_or_else(|err| CheckResult::fail(INTERNAL_ERROR, err))
+}
+
+type Outcome = Result<CheckResult, String>;
+
+fn answer_name(answer: &Value) -> Result<&str, String> {
+    answer
+        .as_object()
+        .and_then(|o| o.keys().next())
+        .map(String::as_str)
+        .ok_or_else(|| format!("answer {answer} is not {{name: params}}"))
+}
+
+fn find_function<'a>(functions: &'a [Value], name: &str) -> Result<&'a Value, String> {
+    functions
+        .iter()
+        .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
+        .ok_or_else(|| format!("no function named {name:?} for the answer"))
+}
+
+fn multiple(
+    functions: &[Value],
+    calls: &[DecodedCall],
+    answers: &[Value],
+    options: CheckOptions,
+) -> Outcome {
+    if calls.len() != answers.len() {
+        return Ok(CheckResult::fail(
+            "multiple_function_checker:wrong_count",
+            format!("Expected {} call(s), got {}.", answers.len(), calls.len()),
+        ));
+    }
+    let answer = answers.first().ok_or("no answer")?;
+    let function = find_function(functions, answer_name(answer)?)?;
+    one_call(function, &calls[0], answer, options)
+}
+
+/// Each answer in turn takes the first unclaimed call that passes for it; no backtracking.
+fn parallel_no_order(
+    functions: &[Value],
+    calls: &[DecodedCall],
+    answers: &[Value],
+    options: CheckOptions,
+) -> Outcome {
+    if calls.len() != answers.len() {
+        return Ok(CheckResult::fail(
+            "parallel_function_checker_no_order:wrong_count",
+            format!("Expected {} calls, got {}.", answers.len(), calls.len()),
+        ));
+    }
+    let mut claimed = vec![false; calls.len()];
+    for (answer_index, answer) in answers.iter().enumerate() {
+        let function = find_function(functions, answer_name(answer)?)?;
+        let mut errors = Vec::new();
+        let mut found = false;
+        for (call_index, call) in calls.iter().enumerate() {
+            if claimed[call_index] {
+                continue;
+            }
+            let result = one_call(function, call, answer, options)?;
+            if result.valid {
+                claimed[call_index] = true;
+                found = true;
+                break;
+            }
+            errors.push(format!(
+                "call {call_index}: {} {}",
+                result.error_type.unwrap_or_default(),
+                result.errors.join(" ")
+            ));
+        }
+        if !found {
+            errors.insert(
+                0,
+                format!("No call matches answer {answer_index} among the unclaimed calls."),
+            );
+            return Ok(CheckResult {
+                valid: false,
+                error_type: Some("parallel_function_checker_no_order:cannot_find_match".into()),
+                errors,
+            });
+        }
+    }
+    Ok(CheckResult::pass())
+}
+
+/// Python types as the checker names them in function documents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PyType {
+    Str,
+    Int,
+    Float,
+    Bool,
+    List,
+    Tuple,
+    Dict,
+    NoneType,
+}
+
+fn type_of(value: &PyValue) -> PyType {
+    match value {
+        PyValue::None => PyType::NoneType,
+        PyValue::Bool(_) => PyType::Bool,
+        PyValue::Int(_) => PyType::Int,
+        PyValue::Float(_) => PyType::Float,
+        PyValue::Str(_) => PyType::Str,
+        PyValue::List(_) => PyType::List,
+        PyValue::Tuple(_) => PyType::Tuple,
+        PyValue::Dict(_) => PyType::Dict,
+    }
+}
+
+/// Schema type names to Python types; `tuple` values are compared as lists, `any` as strings.
+fn schema_type(name: &str) -> Result<PyType, String> {
+    Ok(match name {
+        "string" | "any" => PyType::Str,
+        "integer" => PyType::Int,
+        "float" => PyType::Float,
+        "boolean" => PyType::Bool,
+        "array" | "tuple" => PyType::List,
+        "dict" => PyType::Dict,
+        other => return Err(format!("unknown parameter type {other:?}")),
+    })
+}
+
+fn empty_str() -> PyValue {
+    PyValue::Str(String::new())
+}
+
+/// The type of the first accepted value that is not the "may be omitted" marker `""`.
+fn answer_type(accepted: &[PyValue]) -> Option<PyType> {
+    accepted
+        .iter()
+        .find(|v| !v.py_eq(&empty_str()))
+        .map(type_of)
+}
+
+fn one_call(
+    function: &Value,
+    call: &DecodedCall,
+    answer: &Value,
+    options: CheckOptions,
+) -> Outcome {
+    let accepted_by_param = answer
+        .as_object()
+        .and_then(|o| o.values().next())
+        .and_then(Value::as_object)
+        .ok_or_else(|| format!("answer {answer} is not {{name: {{param: values}}}}"))?;
+    let mut name = function
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or("function without a name")?
+        .to_string();
+    let parameters = function
+        .get("parameters")
+        .ok_or("function without parameters")?;
+    let properties = parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .ok_or("function parameters without properties")?;
+    let required = parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .ok_or("function parameters without a required list")?;
+
+    if options.underscore_to_dot && name.contains('.') {
+        name = name.replace('.', "_");
+    }
+    if call.name != name {
+        return Ok(CheckResult::fail(
+            "simple_function_checker:wrong_func_name",
+            format!("Function name {name:?} not found in model output."),
+        ));
+    }
+    for param in required {
+        let param = param.as_str().unwrap_or_default();
+        if call.argument(param).is_none() {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:missing_required",
+                format!("Missing required parameter: {param:?}."),
+            ));
+        }
+    }
+
+    for (param, value) in &call.arguments {
+        let (Some(details), Some(accepted)) = (properties.get(param), accepted_by_param.get(param))
+        else {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:unexpected_param",
+                format!("Unexpected parameter: {param:?}."),
+            ));
+        };
+        let accepted = accepted_list(accepted)?;
+        let type_name = details
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("parameter {param:?} has no type"))?;
+        let expected = schema_type(type_name)?;
+        let item_type = if matches!(type_name, "array" | "tuple") {
+            let item_name = details
+                .get("items")
+                .and_then(|i| i.get("type"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("array parameter {param:?} has no item type"))?;
+            Some(schema_type(item_name)?)
+        } else {
+            None
+        };
+
+        let mut value = value.clone();
+        if type_name == "tuple" {
+            if let PyValue::Tuple(items) = value {
+                value = PyValue::List(items);
+            }
+        }
+        // Python would accept an int where a float is declared, at the top level only.
+        if type_name == "float" {
+            if let PyValue::Int(i) = value {
+                value = PyValue::Float(i as f64);
+            }
+        }
+
+        let typed = type_check(param, &value, &accepted, type_name, expected, item_type);
+        if !typed.valid {
+            return Ok(typed.result);
+        }
+        if !typed.is_variable {
+            let special = match (expected, &value) {
+                (PyType::Dict, PyValue::Dict(entries)) => Some(dict_check(entries, &accepted)?),
+                (PyType::List, PyValue::List(items)) if item_type == Some(PyType::Dict) => {
+                    Some(list_of_dicts_check(items, &accepted)?)
+                }
+                (PyType::Str, PyValue::Str(text)) => Some(string_check(param, text, &accepted)),
+                (PyType::List, PyValue::List(items)) => Some(list_check(param, items, &accepted)?),
+                _ => None,
+            };
+            if let Some(result) = special {
+                if !result.valid {
+                    return Ok(result);
+                }
+                continue;
+            }
+        }
+        if !value.py_in(&accepted) {
+            return Ok(CheckResult::fail(
+                "value_error:others",
+                format!(
+                    "Invalid value for parameter {param:?}: {}. Expected one of {}.",
+                    value.repr(),
+                    repr_all(&accepted)
+                ),
+            ));
+        }
+    }
+
+    for (param, accepted) in accepted_by_param {
+        let accepted = accepted_list(accepted)?;
+        if call.argument(param).is_none() && !empty_str().py_in(&accepted) {
+            return Ok(CheckResult::fail(
+                "simple_function_checker:missing_optional",
+                format!("Optional parameter {param:?} not provided and not marked as optional."),
+            ));
+        }
+    }
+    Ok(CheckResult::pass())
+}
+
+fn accepted_list(accepted: &Value) -> Result<Vec<PyValue>, String> {
+    match PyValue::from_json(accepted) {
+        PyValue::List(items) => Ok(items),
+        other => Err(format!("accepted values {} are not a list", other.repr())),
+    }
+}
+
+fn repr_all(values: &[PyValue]) -> String {
+    PyValue::List(values.to_vec()).repr()
+}
+
+struct TypeCheck {
+    valid: bool,
+    /// The answer gives a value of another type than the schema (a variable name, say):
+    /// then only plain membership is checked.
+    is_variable: bool,
+    result: CheckResult,
+}
+
+fn type_check(
+    param: &str,
+    value: &PyValue,
+    accepted: &[PyValue],
+    type_name: &str,
+    expected: PyType,
+    item_type: Option<PyType>,
+) -> TypeCheck {
+    let accepted_type = answer_type(accepted);
+    let is_variable = accepted_type.is_some_and(|t| t != expected);
+    let mut error_type = "type_error:simple";
+    let mut errors = Vec::new();
+
+    if type_of(value) == expected {
+        let Some(item_type) = item_type else {
+            return TypeCheck {
+                valid: true,
+                is_variable,
+                result: CheckResult::pass(),
+            };
+        };
+        let items: &[PyValue] = match value {
+            PyValue::List(items) | PyValue::Tuple(items) => items,
+            _ => &[],
+        };
+        for option in accepted {
+            // An option that is not a list (the omit marker, a variable) accepts any items.
+            let items_ok = match option {
+                PyValue::List(option_items) => items
+                    .iter()
+                    .all(|item| type_check(param, item, option_items, "", item_type, None).valid),
+                _ => true,
+            };
+            if items_ok {
+                return TypeCheck {
+                    valid: true,
+                    is_variable,
+                    result: CheckResult::pass(),
+                };
+            }
+        }
+        error_type = "type_error:nested";
+        errors.push(format!(
+            "Nested type checking failed for parameter {param:?}. Expected outer type {type_name} with inner type {item_type:?}. Parameter value: {}.",
+            value.repr()
+        ));
+    }
+
+    if accepted_type == Some(type_of(value)) {
+        // BFCL returns here with whatever validity the nested check left.
+        let valid = errors.is_empty();
+        return TypeCheck {
+            valid,
+            is_variable: true,
+            result: CheckResult {
+                valid,
+                error_type: (!valid).then(|| error_type.to_string()),
+                errors,
+            },
+        };
+    }
+    errors.push(format!(
+        "Incorrect type for parameter {param:?}. Expected type {type_name}, got {}. Parameter value: {}.",
+        value.type_name(),
+        value.repr()
+    ));
+    TypeCheck {
+        valid: false,
+        is_variable,
+        result: CheckResult {
+            valid: false,
+            error_type: Some("type_error:simple".into()),
+            errors,
+        },
+    }
+}
+
+/// Drops spaces and `,./-_*^`, lowercases, and reads `'` as `"`, so that formatting
+/// differences such as "April 1, 2024" vs "april 1 2024" do not count.
+pub fn standardize_string(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
+        .collect::<String>()
+        .to_lowercase()
+        .replace('\'', "\"")
+}
+
+fn standardized(value: &PyValue) -> PyValue {
+    match value {
+        PyValue::Str(s) => PyValue::Str(standardize_string(s)),
+        other => other.clone(),
+    }
+}
+
+/// Items of a list, or the characters of a string, as Python iterates them.
+fn sequence_items(value: &PyValue) -> Result<Vec<PyValue>, String> {
+    match value {
+        PyValue::List(items) | PyValue::Tuple(items) => Ok(items.clone()),
+        PyValue::Str(s) => Ok(s.chars().map(|c| PyValue::Str(c.to_string())).collect()),
+        other => Err(format!("cannot index into {}", other.repr())),
+    }
+}
+
+fn string_check(param: &str, text: &str, accepted: &[PyValue]) -> CheckResult {
+    let wanted: Vec<PyValue> = accepted
+        .iter()
+        .filter(|v| matches!(v, PyValue::Str(_)))
+        .map(standardized)
+        .collect();
+    if PyValue::Str(standardize_string(text)).py_in(&wanted) {
+        CheckResult::pass()
+    } else {
+        CheckResult::fail(
+            "value_error:string",
+            format!(
+                "Invalid value for parameter {param:?}: {}. Expected one of {}. Case insensitive.",
+                PyValue::Str(text.into()).repr(),
+                repr_all(accepted)
+            ),
+        )
+    }
+}
+
+fn list_check(param: &str, items: &[PyValue], accepted: &[PyValue]) -> Result<CheckResult, String> {
+    let given = PyValue::List(items.iter().map(standardized).collect());
+    let mut wanted = Vec::with_capacity(accepted.len());
+    for option in accepted {
+        let option_items = sequence_items(option)?;
+        wanted.push(PyValue::List(
+            option_items.iter().map(standardized).collect(),
+        ));
+    }
+    Ok(if given.py_in(&wanted) {
+        CheckResult::pass()
+    } else {
+        CheckResult::fail(
+            "value_error:list/tuple",
+            format!(
+                "Invalid value for parameter {param:?}: {}. Expected one of {}.",
+                PyValue::List(items.to_vec()).repr(),
+                repr_all(accepted)
+            ),
+        )
+    })
+}
+
+fn dict_lookup<'a>(entries: &'a [(PyValue, PyValue)], key: &PyValue) -> Option<&'a PyValue> {
+    entries.iter().find(|(k, _)| k.py_eq(key)).map(|(_, v)| v)
+}
+
+/// Tries each accepted dict in turn; keys must all be known, values standardized like strings.
+fn dict_check(given: &[(PyValue, PyValue)], accepted: &[PyValue]) -> Outcome {
+    // With only omit markers to compare with, BFCL reports this unclear failure.
+    let mut result = CheckResult {
+        valid: false,
+        error_type: Some("dict_checker:unclear".into()),
+        errors: Vec::new(),
+    };
+    for option in accepted {
+        if option.py_eq(&empty_str()) {
+            continue;
+        }
+        let PyValue::Dict(option) = option else {
+            return Err(format!("accepted value {} is not a dict", option.repr()));
+        };
+        result = CheckResult::fail("dict_checker:unclear", "");
+        result.errors.clear();
+        let mut matched = true;
+        for (key, value) in given {
+            let Some(key_options) = dict_lookup(option, key) else {
+                result = CheckResult::fail(
+                    "value_error:dict_key",
+                    format!("Unexpected dict key parameter: {}.", key.repr()),
+                );
+                matched = false;
+                break;
+            };
+            let wanted: Vec<PyValue> = sequence_items(key_options)?
+                .iter()
+                .map(standardized)
+                .collect();
+            if !standardized(value).py_in(&wanted) {
+                result = CheckResult::fail(
+                    "value_error:dict_value",
+                    format!(
+                        "Invalid value for parameter {}: {}. Expected one of {}.",
+                        key.repr(),
+                        value.repr(),
+                        repr_all(&wanted)
+                    ),
+                );
+                matched = false;
+                break;
+            }
+        }
+        for (key, key_options) in option {
+            // `"" in value`: membership for a list; a string always contains "".
+            let may_omit = match key_options {
+                PyValue::Str(_) => true,
+                other => empty_str().py_in(&sequence_items(other)?),
+            };
+            if dict_lookup(given, key).is_none() && !may_omit {
+                result.valid = false;
+                result.error_type = Some("value_error:dict_key".into());
+                result
+                    .errors
+                    .push(format!("Missing dict key parameter: {}.", key.repr()));
+                matched = false;
+                break;
+            }
+        }
+        if matched {
+            return Ok(CheckResult::pass());
+        }
+    }
+    Ok(result)
+}
+
+/// Lists of dicts compare dict by dict, in order, against each accepted list.
+fn list_of_dicts_check(given: &[PyValue], accepted: &[PyValue]) -> Outcome {
+    let mut result = CheckResult {
+        valid: false,
+        error_type: Some("list_dict_checker:unclear".into()),
+        errors: Vec::new(),
+    };
+    for option in accepted {
+        // BFCL compares lengths before indexing, so a dict option can still fail on count.
+        let option_items = sequence_items(option).or_else(|e| match option {
+            PyValue::Dict(entries) => Ok(vec![PyValue::None; entries.len()]),
+            _ => Err(e),
+        })?;
+        if given.len() != option_items.len() {
+            result = CheckResult::fail(
+                "value_error:list_dict_count",
+                "Wrong number of dictionaries in the list.",
+            );
+            continue;
+        }
+        let mut matched = true;
+        for (item, wanted) in given.iter().zip(&option_items) {
+            let PyValue::Dict(entries) = item else {
+                return Err(format!("list item {} is not a dict", item.repr()));
+            };
+            if matches!(option, PyValue::Dict(_)) {
+                return Err("accepted list of dicts is a dict".into());
+            }
+            result = dict_check(entries, std::slice::from_ref(wanted))?;
+            if !result.valid {
+                matched = false;
+                break;
+            }
+        }
+        if matched {
+            return Ok(CheckResult::pass());
+        }
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn area_function() -> Value {
+        json!({"name": "area", "parameters": {"type": "dict", "properties": {
+            "base": {"type": "integer"}, "unit": {"type": "string"},
+            "scale": {"type": "float"}}, "required": ["base"]}})
+    }
+
+    fn area_answer() -> Value {
+        json!({"area": {"base": [10], "unit": ["cm", ""], "scale": [1.0, ""]}})
+    }
+
+    fn verdict(output: &str) -> (bool, Option<String>) {
+        let r = check(
+            "simple_python",
+            &[area_function()],
+            output,
+            &[area_answer()],
+        );
+        (r.valid, r.error_type)
+    }
+
+    #[test]
+    fn int_is_accepted_for_float_but_bool_is_not_int() {
+        assert_eq!(verdict("[area(base=10, scale=1)]"), (true, None));
+        assert_eq!(
+            verdict("[area(base=True)]").1.as_deref(),
+            Some("type_error:simple")
+        );
+    }
+
+    #[test]
+    fn strings_are_standardized() {
+        assert!(verdict("[area(base=10, unit='C-M')]").0);
+        assert_eq!(
+            verdict("[area(base=10, unit='mm')]").1.as_deref(),
+            Some("value_error:string")
+        );
+    }
+
+    #[test]
+    fn standardize_matches_bfcl_rules() {
+        assert_eq!(
+            standardize_string("April 1, 2024 'x'_*^/."),
+            "april12024\"x\""
+        );
+    }
+}
