@@ -7,6 +7,11 @@ use std::path::PathBuf;
 use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::bench::corpus as bench_corpus;
+use crate::bench::report as bench_report;
+use crate::bench::run::{self as bench_run, BenchOptions, CustomCorpus};
+use crate::bench::score::{score_repeats, ExtraCategory};
+use crate::bench::Mode;
 use crate::eval::pack::Pack;
 use crate::eval::replay::RecordMode;
 use crate::eval::runner::{self, RunOptions};
@@ -16,6 +21,7 @@ use crate::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use crate::harness::backend::{Backend, GenRequest, Sampling};
 use crate::harness::skills::SkillTree;
 use crate::harness::template::{self, Family, Message};
+use crate::harness::toolcall::CallFormat;
 use crate::harness::tools::Registry;
 use crate::model_path;
 
@@ -102,7 +108,130 @@ pub enum Command {
     },
     /// Compare a skill's baseline wording with a variant over a pack's corpus
     Run(RunArgs),
+    /// Score the model on BFCL function-calling entries, or re-score saved results
+    /// (`bench --bfcl …` is short for `bench run --bfcl …`)
+    Bench(BenchArgs),
 }
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub command: Option<BenchCommand>,
+    #[command(flatten)]
+    pub run: BenchRunArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Run BFCL categories through the model and write the results
+    Run(BenchRunArgs),
+    /// Re-score BFCL result files (BFCL_v4_<category>_result.json) without a model
+    Score(BenchScoreArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BenchMode {
+    /// BFCL's own prompt; the raw reply is decoded and checked
+    Prompt,
+    /// The functions as harness tools; the first round's calls are checked
+    Harness,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CallFormatArg {
+    Markup,
+    JsonTag,
+    PythonList,
+}
+
+impl From<CallFormatArg> for CallFormat {
+    fn from(format: CallFormatArg) -> Self {
+        match format {
+            CallFormatArg::Markup => CallFormat::Markup,
+            CallFormatArg::JsonTag => CallFormat::JsonTag,
+            CallFormatArg::PythonList => CallFormat::PythonList,
+        }
+    }
+}
+
+/// A question file in BFCL's shape, instead of or besides the vendored categories.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CustomCorpusArgs {
+    /// Questions in BFCL's JSON-lines shape ({"id", "question", "function"})
+    #[arg(long, requires = "category_name")]
+    pub corpus: Option<PathBuf>,
+    /// Answers for --corpus ({"id", "ground_truth"}); not needed for irrelevance
+    #[arg(long, requires = "corpus")]
+    pub answers: Option<PathBuf>,
+    /// Category of --corpus; it picks the checker as BFCL's names do (simple, multiple,
+    /// parallel, irrelevance)
+    #[arg(long, requires = "corpus")]
+    pub category_name: Option<String>,
+}
+
+impl CustomCorpusArgs {
+    fn corpus(&self) -> Option<CustomCorpus> {
+        Some(CustomCorpus {
+            questions: self.corpus.clone()?,
+            answers: self.answers.clone(),
+            name: self.category_name.clone()?,
+        })
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BenchRunArgs {
+    /// Vendored categories, comma-separated, or all
+    #[arg(long, value_delimiter = ',')]
+    pub bfcl: Vec<String>,
+    #[command(flatten)]
+    pub custom: CustomCorpusArgs,
+    #[arg(long, value_enum, default_value_t = BenchMode::Prompt)]
+    pub mode: BenchMode,
+    /// Call syntax taught in harness mode (default: the model family's)
+    #[arg(long, value_enum)]
+    pub call_format: Option<CallFormatArg>,
+    /// Run the first N entries of each category
+    #[arg(long)]
+    pub limit: Option<usize>,
+    #[arg(long, default_value_t = 1)]
+    pub repeats: u32,
+    /// Each entry's seed derives from this, its id and the repeat
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Default 0 (greedy) with one repeat, 0.7 with more
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    #[arg(long, default_value_t = 256)]
+    pub max_tokens: u32,
+    /// Where run folders go
+    #[arg(long, default_value = "output")]
+    pub output: PathBuf,
+    /// Model name of the BFCL result folder (result/<name with / as _>); name a registered
+    /// prompting model to score it with `bfcl evaluate` (default: the GGUF file's stem)
+    #[arg(long)]
+    pub result_model: Option<String>,
+    /// Print the summary as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchScoreArgs {
+    /// A run folder, a BFCL result folder or any folder holding result files
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub custom: CustomCorpusArgs,
+    /// Print the summary as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Sampled repeats of a greedy run would all be the same.
+const REPEATS_TEMPERATURE: f32 = 0.7;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
@@ -262,7 +391,100 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Run(args) => run_pack(args),
+        Command::Bench(BenchArgs { command, run }) => match command {
+            None => run_bench(run),
+            Some(BenchCommand::Run(args)) => run_bench(args),
+            Some(BenchCommand::Score(args)) => score_bench(args),
+        },
     }
+}
+
+fn run_bench(args: BenchRunArgs) -> anyhow::Result<u8> {
+    let categories = bench_run::parse_categories(&args.bfcl)?;
+    let custom = args.custom.corpus();
+    // Fail on category and corpus mistakes before the model loads.
+    let selected = bench_run::select(
+        &bench_corpus::default_root(),
+        &categories,
+        custom.as_ref(),
+        args.limit,
+    )?;
+    let temperature = args.temperature.unwrap_or(if args.repeats > 1 {
+        REPEATS_TEMPERATURE
+    } else {
+        0.0
+    });
+    if args.repeats > 1 && temperature <= 0.0 {
+        eprintln!(
+            "warning: {} greedy repeats will give the same replies; set --temperature above 0",
+            args.repeats
+        );
+    }
+    let mut backend = args.model.load()?;
+    let info = backend.info();
+    let result_model = args
+        .result_model
+        .clone()
+        .unwrap_or_else(|| bench_run::default_result_model(info.model_path.as_deref(), &info.name));
+    let options = BenchOptions {
+        mode: match args.mode {
+            BenchMode::Prompt => Mode::Prompt,
+            BenchMode::Harness => Mode::Harness,
+        },
+        call_format: args.call_format.map(CallFormat::from),
+        max_tokens: args.max_tokens,
+        sampling: Sampling {
+            temperature,
+            ..Sampling::default()
+        },
+        seed: args.seed,
+        repeats: args.repeats,
+        limit: args.limit,
+        output_root: args.output,
+        result_model,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let run = bench_run::run(&mut backend, &selected, &options)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&run.summary)?);
+    } else {
+        println!("{}", bench_report::table(&run.summary.scores));
+        let summary = &run.summary;
+        println!(
+            "mode {} · {} repeat(s) · seed {} · temperature {} · {:.0}s{}",
+            summary.mode.name(),
+            summary.repeats,
+            summary.seed,
+            summary.temperature,
+            summary.seconds,
+            match summary.inference_errors {
+                0 => String::new(),
+                n => format!(" · {n} inference error(s)"),
+            }
+        );
+        println!("run {} → {}", summary.run_id, run.dir.display());
+    }
+    Ok(0)
+}
+
+fn score_bench(args: BenchScoreArgs) -> anyhow::Result<u8> {
+    let extra: Vec<ExtraCategory> = match args.custom.corpus() {
+        Some(custom) => bench_run::extra_categories(&bench_run::select(
+            &bench_corpus::default_root(),
+            &[],
+            Some(&custom),
+            None,
+        )?),
+        None => Vec::new(),
+    };
+    let per_repeat = score_repeats(&args.dir, &bench_corpus::default_root(), &extra)?;
+    let summary = bench_report::summarize(&per_repeat);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!("{}", bench_report::table(&summary));
+    }
+    Ok(0)
 }
 
 fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
@@ -287,11 +509,7 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.resume = args.resume;
     opts.progress = std::io::stderr().is_terminal();
     // Fail on pack, corpus and variant mistakes before the model loads.
-    runner::arms(
-        &opts.pack,
-        opts.skills_dir.as_deref(),
-        opts.variant.as_deref(),
-    )?;
+    runner::check_inputs(&opts)?;
     let mut backend = args.model.load()?;
     let result = runner::run(&mut backend, &opts)?;
     if args.json {
@@ -300,14 +518,11 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
         println!("{}", report::table(&result.summary));
         println!("run {} → {}", result.run_id, result.dir.display());
     }
-    let worse = result
-        .summary
-        .categories
-        .iter()
-        .any(|c| c.verdict == stats::Verdict::Worse);
-    Ok(if worse && args.fail_on.is_some() {
-        EXIT_WORSE
-    } else {
-        0
-    })
+    Ok(
+        if args.fail_on.is_some() && stats::any_worse(&result.summary) {
+            EXIT_WORSE
+        } else {
+            0
+        },
+    )
 }

@@ -10,11 +10,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
+use skilleval::eval::fixtures::{Fixture, FixtureStore, Fold, Route};
+use skilleval::eval::pack::ToolSpec;
+use skilleval::eval::replay::{build_registry, LiveServices, RecordMode};
 use skilleval::harness::tools::{Effect, ToolOutput};
 use skilleval::tools::weather::{
-    check_qualifier, fixture_slug, is_public_address, parameters_schema, percent_encode,
-    render_result, replay_tool_def, resolve_public, tool_def, BlockedAddress, FetchError, Fetched,
-    Fixture, FixtureSet, QualifierVerdict, ResolvedPlace, WeatherService, TOOL_NAME,
+    check_qualifier, is_public_address, parameters_schema, percent_encode, render_result,
+    resolve_public, tool_def, BlockedAddress, FetchError, Fetched, QualifierVerdict, ResolvedPlace,
+    WeatherService, TOOL_NAME,
 };
 
 fn fixtures_dir() -> PathBuf {
@@ -25,16 +28,36 @@ fn corpus_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/weather.jsonl")
 }
 
-fn fixture_set() -> FixtureSet {
-    FixtureSet::load_dir(&fixtures_dir()).expect("fixtures load")
+/// How a weather pack routes `weather_lookup` calls to its recordings.
+fn weather_route(dir: &Path) -> Route {
+    Route {
+        tool: TOOL_NAME.into(),
+        dir: dir.to_path_buf(),
+        key_arguments: vec!["location".into()],
+        folds: vec![Fold::Case, Fold::Whitespace, Fold::Punctuation],
+    }
+}
+
+/// Every weather fixture, loaded as the pack runner loads them (refusing two files of one key).
+fn fixture_store() -> FixtureStore {
+    FixtureStore::load(vec![weather_route(&fixtures_dir())]).expect("fixtures load")
+}
+
+fn location_arguments(location: &str) -> Map<String, Value> {
+    json!({ "location": location }).as_object().unwrap().clone()
+}
+
+fn recorded(store: &FixtureStore, location: &str) -> Fixture {
+    store
+        .lookup(TOOL_NAME, &location_arguments(location))
+        .unwrap_or_else(|| panic!("no fixture for {location}"))
+        .1
 }
 
 /// The recorded answer for `location`, rendered as if it had been asked for as `asked`.
 fn render_fixture_as(location: &str, asked: &str) -> ToolOutput {
-    fixture_set()
-        .get(location)
-        .unwrap_or_else(|| panic!("no fixture for {location}"))
-        .render(asked)
+    let fixture = recorded(&fixture_store(), location);
+    render_result(asked, fixture.status, &fixture.body_text())
 }
 
 fn render_fixture(location: &str) -> ToolOutput {
@@ -266,8 +289,8 @@ fn a_non_200_or_non_json_answer_is_an_outage() {
 // Every fixture and every corpus line.
 
 #[test]
-fn every_fixture_parses_is_named_by_its_slug_and_renders() {
-    let set = fixture_set();
+fn every_fixture_loads_through_the_store_with_its_own_key_and_renders() {
+    let store = fixture_store();
     let on_disk = std::fs::read_dir(fixtures_dir())
         .unwrap()
         .filter(|entry| {
@@ -279,24 +302,31 @@ fn every_fixture_parses_is_named_by_its_slug_and_renders() {
                 .is_some_and(|ext| ext == "json")
         })
         .count();
-    assert_eq!(set.len(), on_disk, "two files for one slug");
-    assert!(set.len() >= 150, "only {} fixtures", set.len());
-    for (slug, fixture) in set.iter() {
-        assert_eq!(fixture.tool, TOOL_NAME, "{slug}");
-        let location = fixture.location().expect("location argument");
-        let output = fixture.render(location);
-        assert!(!output.is_error, "{slug}: {}", output.content);
+    // Loading already refuses two files of one key; every file is in the store.
+    assert_eq!(store.len(), on_disk);
+    assert!(store.len() >= 150, "only {} fixtures", store.len());
+    for (path, fixture) in store.entries() {
+        let name = path.display();
+        assert_eq!(fixture.tool, TOOL_NAME, "{name}");
+        let location = fixture.arguments["location"]
+            .as_str()
+            .expect("location argument");
+        // The file answers for the arguments it was recorded with.
+        let (found, _) = store.lookup(TOOL_NAME, &fixture.arguments).unwrap();
+        assert_eq!(found, path);
+        let output = render_result(location, fixture.status, &fixture.body_text());
+        assert!(!output.is_error, "{name}: {}", output.content);
         if fixture.status == 200 && fixture.body.is_object() {
             assert!(
                 output.content.starts_with("Weather for ")
                     || output.content.starts_with("No such place"),
-                "{slug}"
+                "{name}"
             );
             if output.content.starts_with("Weather for ") {
                 assert_eq!(
                     output.content.lines().count(),
                     5,
-                    "{slug}: {}",
+                    "{name}: {}",
                     output.content
                 );
             }
@@ -304,7 +334,7 @@ fn every_fixture_parses_is_named_by_its_slug_and_renders() {
             assert_eq!(
                 output.content,
                 format!("No such place: {location}."),
-                "{slug}"
+                "{name}"
             );
         }
     }
@@ -394,15 +424,15 @@ fn the_corpus_is_well_formed_and_balanced() {
 
 #[test]
 fn every_corpus_location_has_a_fixture_whose_answer_names_the_resolved_place() {
-    let set = fixture_set();
+    let store = fixture_store();
     for sample in corpus() {
         let Some(location) = &sample.location else {
             continue;
         };
-        let fixture = set
-            .get(location)
+        let (_, fixture) = store
+            .lookup(TOOL_NAME, &location_arguments(location))
             .unwrap_or_else(|| panic!("{}: no fixture for {location}", sample.id));
-        let output = fixture.render(location);
+        let output = render_result(location, fixture.status, &fixture.body_text());
         if let Some(resolved) = &sample.resolved {
             assert!(
                 output.content.starts_with("Weather for ")
@@ -447,38 +477,85 @@ fn the_tool_is_a_gated_read_with_one_required_string() {
     }
 }
 
-#[test]
-fn replay_answers_from_fixtures_and_marks_gaps() {
-    let tool = replay_tool_def(Arc::new(fixture_set()));
-    let arguments = |location: &str| -> Map<String, Value> {
-        json!({ "location": location }).as_object().unwrap().clone()
-    };
-    let hit = (tool.executor)(&arguments("  nassau, bahamas "));
-    assert!(hit
-        .content
-        .starts_with("Weather for Nassau, New Providence, Bahamas"));
-    assert_eq!(hit.meta["fixture"], "nassau-bahamas");
-    assert!(hit.meta.get("fixture_gap").is_none());
-
-    let gap = (tool.executor)(&arguments("Ulaanbaatar"));
-    assert!(gap.is_error);
-    assert_eq!(gap.meta["fixture_gap"], true);
-    assert_eq!(gap.meta["fixture"], "ulaanbaatar");
+/// `weather_lookup` as a pack declares it, answered from `dir`.
+fn weather_tool_spec(dir: &Path) -> ToolSpec {
+    let route = weather_route(dir);
+    ToolSpec {
+        name: TOOL_NAME.into(),
+        kind: TOOL_NAME.into(),
+        description: None,
+        parameters: None,
+        skill_gate: None,
+        fixtures: route.dir,
+        key_arguments: route.key_arguments,
+        folds: route.folds,
+    }
 }
 
 #[test]
-fn slugs_ignore_case_accents_and_punctuation() {
-    assert_eq!(fixture_slug("Paris, Texas"), "paris-texas");
-    assert_eq!(fixture_slug("  paris texas "), "paris-texas");
-    assert_eq!(fixture_slug("São Paulo"), "sao-paulo");
-    assert_eq!(fixture_slug("Washington, D.C."), "washington-dc");
+fn replay_answers_from_fixtures_and_marks_gaps() {
+    let spec = weather_tool_spec(&fixtures_dir());
+    let registry = build_registry(
+        &[spec],
+        Arc::new(fixture_store()),
+        RecordMode::Off,
+        LiveServices::default(),
+    );
+    let tool = registry.get(TOOL_NAME).unwrap();
+    // Offered as the live tool is: same schema, same gate.
+    let live = tool_def(Arc::new(WeatherService::new()));
+    assert_eq!(
+        (&tool.parameters, &tool.skill_gate),
+        (&live.parameters, &live.skill_gate)
+    );
+
+    let hit = (tool.executor)(&location_arguments("  nassau, bahamas "));
+    assert!(hit
+        .content
+        .starts_with("Weather for Nassau, New Providence, Bahamas"));
+    assert!(hit.meta["fixture"]
+        .as_str()
+        .unwrap()
+        .ends_with("nassau-bahamas.json"));
+    // The report's own facts stay beside the fixture's name.
+    assert_eq!(hit.meta["verification"], "verified");
+    assert!(hit.meta.get("gap").is_none());
+
+    let gap = (tool.executor)(&location_arguments("Ulaanbaatar"));
+    assert!(gap.is_error);
+    assert_eq!(gap.meta["gap"], true);
+    assert!(
+        gap.content.starts_with("No recording for this call"),
+        "{}",
+        gap.content
+    );
+
+    // What the live tool refuses is refused the same way, not counted as a gap.
+    let empty = (tool.executor)(&location_arguments(" ,. "));
+    assert_eq!(empty, (live.executor)(&location_arguments(" ,. ")));
+    assert!(empty.is_error && empty.meta.get("gap").is_none());
+}
+
+#[test]
+fn keys_ignore_case_white_space_and_punctuation() {
+    let store = fixture_store();
+    let texas = recorded(&store, "Paris, Texas");
+    for asked in ["paris texas", "  PARIS,  TEXAS. ", "Paris - Texas"] {
+        assert_eq!(recorded(&store, asked), texas, "{asked}");
+    }
+    assert_ne!(recorded(&store, "Paris, France"), texas);
+    // Case folds beyond ASCII; accents are kept, so a name without them is another key.
+    assert_eq!(recorded(&store, "SÃO PAULO"), recorded(&store, "São Paulo"));
+    assert!(store
+        .lookup(TOOL_NAME, &location_arguments("Sao Paulo"))
+        .is_none());
 }
 
 #[test]
 fn a_recorded_answer_round_trips_through_a_fixture_file() {
     let dir = tempfile::tempdir().unwrap();
-    let json_body = std::fs::read_to_string(fixtures_dir().join("paris-texas.json")).unwrap();
-    let original: Fixture = serde_json::from_str(&json_body).unwrap();
+    let store = FixtureStore::load(vec![weather_route(dir.path())]).unwrap();
+    let original = recorded(&fixture_store(), "Paris, Texas");
     let live = Fetched {
         status: 200,
         body: original.body_text(),
@@ -487,24 +564,31 @@ fn a_recorded_answer_round_trips_through_a_fixture_file() {
         status: 404,
         body: "Unknown location; please try ~Xyzzy\n".into(),
     };
-    Fixture::recorded("Paris, Texas", &live)
-        .write_to(dir.path())
-        .unwrap();
-    let path = Fixture::recorded("Xyzzy", &unknown)
-        .write_to(dir.path())
-        .unwrap();
-    assert_eq!(path.file_name().unwrap(), "xyzzy.json");
+    for (location, fetched) in [("Paris, Texas", &live), ("Xyzzy", &unknown)] {
+        store
+            .record(Fixture {
+                tool: TOOL_NAME.into(),
+                arguments: location_arguments(location),
+                recorded_from_live: true,
+                note: None,
+                status: fetched.status,
+                body: Fixture::body_from_text(&fetched.body),
+            })
+            .unwrap();
+    }
+    assert!(dir.path().join("paris-texas.json").is_file());
+    assert!(dir.path().join("xyzzy.json").is_file());
 
-    let set = FixtureSet::load_dir(dir.path()).unwrap();
-    assert_eq!(set.len(), 2);
-    let stored = set.get("Paris, Texas").unwrap();
+    let reloaded = FixtureStore::load(vec![weather_route(dir.path())]).unwrap();
+    assert_eq!(reloaded.len(), 2);
+    let stored = recorded(&reloaded, "Paris, Texas");
     assert!(stored.recorded_from_live);
     assert!(stored.body.is_object(), "a JSON answer is stored as JSON");
     assert_eq!(
-        stored.render("Paris, Texas"),
+        render_result("Paris, Texas", stored.status, &stored.body_text()),
         render_result("Paris, Texas", 200, &live.body)
     );
-    assert_eq!(set.get("Xyzzy").unwrap().body, json!(unknown.body));
+    assert_eq!(recorded(&reloaded, "Xyzzy").body, json!(unknown.body));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -606,7 +690,7 @@ fn json_response(body: &str) -> Reply {
 
 #[test]
 fn a_live_lookup_asks_for_j1_with_our_user_agent_and_renders_the_answer() {
-    let body = fixture_set().get("Paris, Texas").unwrap().body_text();
+    let body = recorded(&fixture_store(), "Paris, Texas").body_text();
     let server = StandIn::start(vec![json_response(&body), json_response(&body)]);
     let service = server.service();
 

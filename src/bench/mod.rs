@@ -1,25 +1,59 @@
 //! BFCL-style function-calling benchmark: vendored corpora, BFCL's prompting-mode prompt,
 //! its AST checker, and result files in its format.
+//!
+//! Two ways to put an entry to a model: [`run_prompt_mode`] sends BFCL's own prompt and
+//! scores the raw reply; [`harness::run_harness_mode`] offers the entry's functions as tools
+//! through skilleval's harness and scores the calls of its first round.
 
 pub mod checker;
 pub mod corpus;
+pub mod harness;
 pub mod prompt;
+pub mod report;
+pub mod run;
 pub mod score;
 
 use serde::{Deserialize, Serialize};
 
-use crate::harness::backend::{Backend, GenRequest, Sampling};
+use crate::eval::plan::sample_seed;
+use crate::harness::backend::{Backend, GenMetrics, GenRequest, Sampling};
 use crate::harness::template::render;
 
 use checker::CheckResult;
 use corpus::Entry;
 use score::{check_entry, ResultLine};
 
+/// Salt of the per-entry seeds, so they differ from those of `skilleval run` for equal ids.
+const SEED_SALT: &str = "bench";
+
+/// How entries reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// BFCL's prompting-mode prompt, byte for byte; the raw reply is decoded and checked.
+    Prompt,
+    /// The entry's functions as harness tools; the first round's calls are checked.
+    Harness,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Prompt => "prompt",
+            Mode::Harness => "harness",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOptions {
     pub max_tokens: u32,
-    /// Greedy by default; set a temperature and seed for sampled runs.
+    /// Greedy by default. Its `seed` is not used: each entry samples with
+    /// [`RunOptions::seed_for`].
     pub sampling: Sampling,
+    pub run_seed: u64,
+    /// Which repeat this is (1-based); it goes into every entry's seed.
+    pub repeat: u32,
 }
 
 impl Default for RunOptions {
@@ -27,6 +61,23 @@ impl Default for RunOptions {
         RunOptions {
             max_tokens: 256,
             sampling: Sampling::default(),
+            run_seed: 0,
+            repeat: 1,
+        }
+    }
+}
+
+impl RunOptions {
+    /// The seed of one entry in this repeat, derived from (run seed, id, repeat).
+    pub fn seed_for(&self, entry_id: &str) -> u32 {
+        sample_seed(self.run_seed, entry_id, self.repeat, SEED_SALT)
+    }
+
+    /// The sampling settings of one entry.
+    pub fn sampling_for(&self, entry_id: &str) -> Sampling {
+        Sampling {
+            seed: self.seed_for(entry_id),
+            ..self.sampling
         }
     }
 }
@@ -35,8 +86,17 @@ impl Default for RunOptions {
 pub struct EntryOutcome {
     pub id: String,
     pub category: String,
+    pub mode: Mode,
+    pub repeat: u32,
+    /// The model's text, as generated (the first round's, in harness mode).
     pub reply: String,
+    /// What the BFCL result file holds: the reply in prompt mode; in harness mode the
+    /// scored calls written as a Python call list, which BFCL's decoder reads back.
+    pub result: String,
     pub check: CheckResult,
+    /// Set when the backend failed on this entry; it is then scored as BFCL scores an
+    /// inference error (an undecodable reply).
+    pub inference_error: Option<String>,
     pub prompt_tokens: u32,
     pub generated_tokens: u32,
     pub seconds: f64,
@@ -47,12 +107,17 @@ impl EntryOutcome {
     pub fn result_line(&self) -> ResultLine {
         ResultLine {
             id: self.id.clone(),
-            result: serde_json::Value::String(self.reply.clone()),
+            result: serde_json::Value::String(self.result.clone()),
             input_token_count: Some(self.prompt_tokens.into()),
             output_token_count: Some(self.generated_tokens.into()),
             latency: Some(self.seconds),
         }
     }
+}
+
+/// The result text BFCL's handlers write when inference fails.
+pub fn inference_error_result(error: &anyhow::Error) -> String {
+    format!("Error during inference: {error:#}")
 }
 
 /// Prompts the backend with each entry as BFCL's prompting handlers would, and checks each
@@ -62,7 +127,7 @@ pub fn run_prompt_mode(
     entries: &[Entry],
     options: &RunOptions,
     on_entry: &mut dyn FnMut(&EntryOutcome),
-) -> anyhow::Result<Vec<EntryOutcome>> {
+) -> Vec<EntryOutcome> {
     let family = backend.family();
     let stop: Vec<String> = family.end_of_turn().iter().map(|s| s.to_string()).collect();
     let mut outcomes = Vec::with_capacity(entries.len());
@@ -72,17 +137,32 @@ pub fn run_prompt_mode(
             prompt: render(family, &messages),
             max_tokens: options.max_tokens,
             stop: stop.clone(),
-            sampling: options.sampling,
+            sampling: options.sampling_for(&entry.id),
         };
-        let generation = backend.generate(&request)?;
-        let reply = generation.text;
-        let check = check_entry(entry, &serde_json::Value::String(reply.clone()));
-        let metrics = generation.metrics;
+        let (reply, result, inference_error, metrics) = match backend.generate(&request) {
+            Ok(generation) => (
+                generation.text.clone(),
+                generation.text,
+                None,
+                generation.metrics,
+            ),
+            Err(error) => (
+                String::new(),
+                inference_error_result(&error),
+                Some(format!("{error:#}")),
+                GenMetrics::default(),
+            ),
+        };
+        let check = check_entry(entry, &serde_json::Value::String(result.clone()));
         let outcome = EntryOutcome {
             id: entry.id.clone(),
             category: entry.category.clone(),
+            mode: Mode::Prompt,
+            repeat: options.repeat,
             reply,
+            result,
             check,
+            inference_error,
             prompt_tokens: metrics.prompt_tokens,
             generated_tokens: metrics.generated_tokens,
             seconds: metrics.prefill_secs + metrics.decode_secs,
@@ -90,5 +170,5 @@ pub fn run_prompt_mode(
         on_entry(&outcome);
         outcomes.push(outcome);
     }
-    Ok(outcomes)
+    outcomes
 }

@@ -74,6 +74,14 @@ pub fn read_result_file(path: &Path) -> anyhow::Result<Vec<ResultLine>> {
 
 /// Result files for the known categories anywhere under `dir`, by category.
 pub fn find_result_files(dir: &Path) -> anyhow::Result<BTreeMap<String, PathBuf>> {
+    find_result_files_for(dir, &CATEGORIES)
+}
+
+/// Result files for the given categories anywhere under `dir`, by category.
+pub fn find_result_files_for(
+    dir: &Path,
+    categories: &[&str],
+) -> anyhow::Result<BTreeMap<String, PathBuf>> {
     let mut found = BTreeMap::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(folder) = pending.pop() {
@@ -89,7 +97,7 @@ pub fn find_result_files(dir: &Path) -> anyhow::Result<BTreeMap<String, PathBuf>
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
-            if let Some(category) = CATEGORIES.iter().find(|c| name == result_file_name(c)) {
+            if let Some(category) = categories.iter().find(|c| name == result_file_name(c)) {
                 if let Some(previous) = found.insert(category.to_string(), path.clone()) {
                     bail!(
                         "two result files for {category}: {} and {}",
@@ -161,6 +169,90 @@ pub fn score_dir(results_dir: &Path, corpus_root: &Path) -> anyhow::Result<Vec<C
         scores.push(score_lines(&category, &entries, &lines));
     }
     Ok(scores)
+}
+
+/// A category outside the vendored ones, with its entries (from `--corpus`).
+#[derive(Debug, Clone)]
+pub struct ExtraCategory {
+    pub name: String,
+    pub entries: Vec<Entry>,
+}
+
+/// Scores every result file under `results_dir`: vendored categories against the corpus at
+/// `corpus_root`, `extra` ones against their own entries. Vendored categories come first,
+/// in their usual order.
+pub fn score_dir_with(
+    results_dir: &Path,
+    corpus_root: &Path,
+    extra: &[ExtraCategory],
+) -> anyhow::Result<Vec<CategoryScore>> {
+    let mut names: Vec<&str> = CATEGORIES.to_vec();
+    for category in extra {
+        if !names.contains(&category.name.as_str()) {
+            names.push(&category.name);
+        }
+    }
+    let found = find_result_files_for(results_dir, &names)?;
+    let mut scores = Vec::new();
+    for name in names {
+        let Some(path) = found.get(name) else {
+            continue;
+        };
+        let lines = read_result_file(path)?;
+        let score = match extra.iter().find(|c| c.name == name) {
+            Some(category) => score_lines(name, &category.entries, &lines),
+            None => score_lines(name, &load_category(corpus_root, name)?, &lines),
+        };
+        scores.push(score);
+    }
+    Ok(scores)
+}
+
+/// Folder name of one repeat's results in a run with several repeats.
+pub fn repeat_dir_name(repeat: u32) -> String {
+    format!("repeat-{repeat}")
+}
+
+/// Scores a run folder: each `repeat-<n>` folder under `dir` as one repeat, in order, or
+/// `dir` as a whole when it has none. Fails when no result file is found.
+pub fn score_repeats(
+    dir: &Path,
+    corpus_root: &Path,
+    extra: &[ExtraCategory],
+) -> anyhow::Result<Vec<Vec<CategoryScore>>> {
+    if !dir.is_dir() {
+        bail!("{} is not a folder", dir.display());
+    }
+    let mut repeats: Vec<(u32, PathBuf)> = Vec::new();
+    for item in fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
+        let path = item?.path();
+        let number = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("repeat-"))
+            .and_then(|n| n.parse::<u32>().ok());
+        if let (Some(number), true) = (number, path.is_dir()) {
+            repeats.push((number, path));
+        }
+    }
+    repeats.sort();
+    let folders: Vec<PathBuf> = if repeats.is_empty() {
+        vec![dir.to_path_buf()]
+    } else {
+        repeats.into_iter().map(|(_, path)| path).collect()
+    };
+    let mut scored = Vec::new();
+    for folder in folders {
+        let scores = score_dir_with(&folder, corpus_root, extra)?;
+        if scores.is_empty() {
+            bail!(
+                "no result files (BFCL_v4_<category>_result.json) under {}",
+                folder.display()
+            );
+        }
+        scored.push(scores);
+    }
+    Ok(scored)
 }
 
 /// Table rows: category, correct/total, accuracy in percent, most common error.

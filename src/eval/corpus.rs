@@ -13,6 +13,8 @@ use crate::harness::template::{Message, Role};
 pub struct Sample {
     pub id: String,
     pub category: String,
+    /// The line of the corpus file it was read from, 1-based, for messages.
+    pub line: usize,
     /// The conversation, ending with the user's message.
     pub messages: Vec<Message>,
     /// Every field of the line, for laws to read.
@@ -91,6 +93,7 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
         samples.push(Sample {
             id,
             category,
+            line: index + 1,
             messages,
             fields,
         });

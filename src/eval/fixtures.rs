@@ -60,6 +60,18 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// How a service's answer is stored: a JSON object or array as JSON, so that fixture files
+    /// stay readable and editable; anything else verbatim as a string, so that `body_text`
+    /// gives back exactly what was sent (a bare JSON string or number would not round-trip).
+    pub fn body_from_text(text: &str) -> Value {
+        match serde_json::from_str::<Value>(text) {
+            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+            _ => Value::String(text.to_string()),
+        }
+    }
+
+    /// The answer as the service sent it (a JSON body re-serialized: same keys and order,
+    /// white space aside).
     pub fn body_text(&self) -> String {
         match &self.body {
             Value::String(s) => s.clone(),
@@ -171,6 +183,16 @@ impl FixtureStore {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Every recording with the file it came from, sorted by tool and key.
+    pub fn entries(&self) -> Vec<(PathBuf, Fixture)> {
+        self.entries
+            .lock()
+            .expect("fixture lock")
+            .values()
+            .cloned()
+            .collect()
     }
 
     pub fn lookup(&self, tool: &str, arguments: &Map<String, Value>) -> Option<(PathBuf, Fixture)> {

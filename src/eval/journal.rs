@@ -48,10 +48,21 @@ impl Journal {
             path: path.to_path_buf(),
             file,
         };
-        // A line cut short by an interruption must not swallow the next one.
-        let text = std::fs::read(path).unwrap_or_default();
+        // An interruption can leave a last line without its line break. A whole entry gets its
+        // break; a cut one is dropped (`read` dropped it too, so the sample runs again). Left
+        // in place, it would sit in the middle once new lines follow, and make the journal
+        // unreadable for the next `--resume`.
+        let text = std::fs::read(path)
+            .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
         if text.last().is_some_and(|b| *b != b'\n') {
-            journal.file.write_all(b"\n")?;
+            let start = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let whole = serde_json::from_slice::<JournalEntry>(&text[start..]).is_ok();
+            let fixed = if whole {
+                journal.file.write_all(b"\n")
+            } else {
+                journal.file.set_len(start as u64)
+            };
+            fixed.map_err(|e| anyhow!("{}: cannot repair journal: {e}", path.display()))?;
         }
         Ok(journal)
     }

@@ -163,7 +163,26 @@ impl TryFrom<Map<String, Value>> for Law {
             .map(serde_json::from_value)
             .transpose()
             .map_err(in_law)?;
-        let check = serde_json::from_value(Value::Object(table)).map_err(in_law)?;
+        let kind = match table.get("kind") {
+            Some(Value::String(kind)) => kind.clone(),
+            Some(other) => {
+                return Err(format!(
+                    "law `{name}`: field `kind` must be a string, got {other}"
+                ))
+            }
+            None => return Err(format!("law `{name}`: field `kind` is missing")),
+        };
+        let check = serde_json::from_value(Value::Object(table)).map_err(|e| {
+            // serde names an unknown kind only as a "variant"; say which key holds it.
+            if e.to_string().starts_with("unknown variant") {
+                format!(
+                    "law `{name}`: field `kind`: unknown law kind `{kind}`; known: {}",
+                    LAW_KINDS.join(", ")
+                )
+            } else {
+                in_law(e)
+            }
+        })?;
         Ok(Law {
             name,
             categories,
@@ -171,6 +190,42 @@ impl TryFrom<Map<String, Value>> for Law {
             when_field,
             check,
         })
+    }
+}
+
+/// Every `kind` a law may have, as written in `pack.toml`.
+pub const LAW_KINDS: [&str; 12] = [
+    "tool_called",
+    "tool_not_called",
+    "call_count",
+    "argument_equals_field",
+    "argument_equals",
+    "argument_matches",
+    "reply_contains",
+    "reply_matches",
+    "reply_not_matches",
+    "reply_mentions_tool_value",
+    "no_unsupported_numbers",
+    "stop_reason_is",
+];
+
+impl Check {
+    /// The tool the law names, if it names one.
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Check::ToolCalled { tool }
+            | Check::ArgumentEqualsField { tool, .. }
+            | Check::ArgumentEquals { tool, .. }
+            | Check::ArgumentMatches { tool, .. } => Some(tool),
+            Check::ToolNotCalled { tool }
+            | Check::CallCount { tool, .. }
+            | Check::ReplyMentionsToolValue { tool, .. } => tool.as_deref(),
+            Check::ReplyContains { .. }
+            | Check::ReplyMatches { .. }
+            | Check::ReplyNotMatches { .. }
+            | Check::NoUnsupportedNumbers { .. }
+            | Check::StopReasonIs { .. } => None,
+        }
     }
 }
 
@@ -209,8 +264,8 @@ pub fn validate(laws: &[Law]) -> Result<(), String> {
         if !seen.insert(law.name.as_str()) {
             problems.push(format!("law `{}`: duplicate name", law.name));
         }
-        if let Err(problem) = validate_law(law) {
-            problems.push(format!("law `{}`: {problem}", law.name));
+        if let Err(problem) = validate_one(law) {
+            problems.push(problem);
         }
     }
     if problems.is_empty() {
@@ -218,6 +273,11 @@ pub fn validate(laws: &[Law]) -> Result<(), String> {
     } else {
         Err(problems.join("\n"))
     }
+}
+
+/// Checks one law on its own (not against the others); the message names the law.
+pub fn validate_one(law: &Law) -> Result<(), String> {
+    validate_law(law).map_err(|problem| format!("law `{}`: {problem}", law.name))
 }
 
 fn validate_law(law: &Law) -> Result<(), String> {
@@ -283,7 +343,7 @@ fn validate_law(law: &Law) -> Result<(), String> {
         } => {
             non_empty("tool", tool)?;
             non_empty("argument", argument)?;
-            validate_pattern(pattern, 0)
+            validate_pattern("pattern", pattern, 0)
         }
         Check::ReplyContains { text, field, fold } => match (text, field) {
             (Some(text), None) => {
@@ -299,7 +359,7 @@ fn validate_law(law: &Law) -> Result<(), String> {
             _ => Err("give exactly one of `text` and `field`".into()),
         },
         Check::ReplyMatches { pattern } | Check::ReplyNotMatches { pattern } => {
-            validate_pattern(pattern, 0)
+            validate_pattern("pattern", pattern, 0)
         }
         Check::ReplyMentionsToolValue {
             tool,
@@ -311,7 +371,7 @@ fn validate_law(law: &Law) -> Result<(), String> {
             match (from_result_line, from_result_pattern) {
                 (Some(0), None) => Err("`from_result_line` counts from 1".into()),
                 (Some(_), None) => Ok(()),
-                (None, Some(pattern)) => validate_pattern(pattern, 1),
+                (None, Some(pattern)) => validate_pattern("from_result_pattern", pattern, 1),
                 _ => Err("give exactly one of `from_result_line` and `from_result_pattern`".into()),
             }
         }
@@ -345,16 +405,21 @@ fn non_empty(key: &str, value: &str) -> Result<(), String> {
     }
 }
 
-fn validate_pattern(pattern: &str, capture_groups: usize) -> Result<(), String> {
+/// `key` is the law's key holding the pattern, named in every problem.
+fn validate_pattern(key: &str, pattern: &str, capture_groups: usize) -> Result<(), String> {
     if pattern.is_empty() {
-        return Err("empty pattern".into());
+        return Err(format!("field `{key}`: empty pattern"));
     }
-    let regex = Regex::new(pattern).map_err(|e| format!("bad pattern: {e}"))?;
+    let regex = Regex::new(pattern).map_err(|e| format!("field `{key}`: bad pattern: {e}"))?;
     if regex.captures_len() - 1 < capture_groups {
-        return Err(format!("pattern `{pattern}` needs a capture group"));
+        return Err(format!(
+            "field `{key}`: pattern `{pattern}` needs a capture group"
+        ));
     }
     if VACUITY_PROBES.iter().all(|probe| regex.is_match(probe)) {
-        return Err(format!("pattern `{pattern}` matches any text"));
+        return Err(format!(
+            "field `{key}`: pattern `{pattern}` matches any text"
+        ));
     }
     Ok(())
 }

@@ -32,7 +32,46 @@ pub struct Manifest {
     pub budgets: Budgets,
     pub call_format: String,
     pub record: String,
+    /// Units run at once. Above 1, sequences share decode batches, which can change results in
+    /// the last bits (docs/throughput.md); the batch settings are in `backend`.
+    #[serde(default = "one")]
+    pub parallel: usize,
     pub started_unix: u64,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl Manifest {
+    /// Inputs that differ between a run and the run it resumes. Any difference would mix two
+    /// experiments in one journal; the run size (samples, repeats) may change, since units
+    /// are keyed by sample and repeat.
+    pub fn resume_conflicts(&self, earlier: &Manifest) -> Vec<&'static str> {
+        let checks = [
+            ("pack", self.pack == earlier.pack),
+            ("skill", self.skill == earlier.skill),
+            (
+                "baseline_body_sha256",
+                self.baseline_body_sha256 == earlier.baseline_body_sha256,
+            ),
+            (
+                "variant_body_sha256",
+                self.variant_body_sha256 == earlier.variant_body_sha256,
+            ),
+            ("corpus_sha256", self.corpus_sha256 == earlier.corpus_sha256),
+            ("model_sha256", self.model_sha256 == earlier.model_sha256),
+            ("run_seed", self.run_seed == earlier.run_seed),
+            ("sampling", self.sampling == earlier.sampling),
+            ("budgets", self.budgets == earlier.budgets),
+            ("call_format", self.call_format == earlier.call_format),
+        ];
+        checks
+            .into_iter()
+            .filter(|(_, same)| !same)
+            .map(|(field, _)| field)
+            .collect()
+    }
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

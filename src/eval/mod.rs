@@ -11,4 +11,5 @@ pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod runner;
+pub mod scheduler;
 pub mod stats;

@@ -12,8 +12,9 @@ use super::fixtures::{Fold, Route};
 use super::judge::{self, Law};
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
+use crate::harness::prompt::{LOAD_SKILL, LOAD_SKILL_REFERENCE};
 use crate::harness::skills::SkillTree;
-use crate::harness::template::{Message, Role};
+use crate::harness::template::{Family, Message, Role};
 use crate::harness::toolcall::CallFormat;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -90,14 +91,17 @@ struct PackFile {
     #[serde(default)]
     call_format: Option<CallFormat>,
     #[serde(default)]
+    chat_format: Option<Family>,
+    #[serde(default)]
     sampling: Option<SamplingSpec>,
     #[serde(default)]
     budgets: Option<BudgetSpec>,
     #[serde(default)]
     examples: Vec<ExampleSpec>,
+    /// Read one entry at a time, so that an error can name the entry's line.
     #[serde(default)]
-    tools: Vec<ToolSpec>,
-    laws: Vec<Law>,
+    tools: Vec<toml::Value>,
+    laws: Vec<toml::Value>,
 }
 
 fn yes() -> bool {
@@ -117,6 +121,8 @@ pub struct Pack {
     pub instructions: String,
     pub preload: bool,
     pub call_format: Option<CallFormat>,
+    /// Overrides the model family's chat format (`transcript` for base models).
+    pub chat_format: Option<Family>,
     pub sampling: Sampling,
     pub budgets: Budgets,
     /// Few-shot turns placed before every sample's conversation.
@@ -159,40 +165,84 @@ impl Pack {
             bail!("{shown}: field `categories` is empty");
         }
         let declared: BTreeSet<&str> = raw.categories.iter().map(String::as_str).collect();
-        if raw.laws.is_empty() {
-            bail!("{shown}: field `laws`: a pack needs at least one law");
+        if declared.len() != raw.categories.len() {
+            bail!("{shown}: field `categories` lists a category twice");
         }
-        judge::validate(&raw.laws).map_err(|e| anyhow!("{shown}: field `laws`: {e}"))?;
-        for law in &raw.laws {
-            for c in law.categories.iter().flatten() {
-                if !declared.contains(c.as_str()) {
-                    bail!(
-                        "{shown}: law {:?}: category {c:?} is not in field `categories`",
-                        law.name
-                    );
-                }
-            }
-        }
-        let mut tool_names = BTreeSet::new();
-        for (i, t) in raw.tools.iter().enumerate() {
-            if !tool_names.insert(t.name.as_str()) {
+
+        let tool_lines = array_table_lines(text, "tools", raw.tools.len());
+        let mut tools: Vec<ToolSpec> = Vec::new();
+        for (i, value) in raw.tools.into_iter().enumerate() {
+            let at = at_line(&shown, tool_lines.get(i));
+            let t: ToolSpec = value
+                .try_into()
+                .map_err(|e| anyhow!("{at}: field `tools[{i}]`: {}", e.message()))?;
+            if tools.iter().any(|other| other.name == t.name) {
                 bail!(
-                    "{shown}: field `tools[{i}].name`: {:?} is listed twice",
+                    "{at}: field `tools[{i}].name`: {:?} is listed twice",
                     t.name
                 );
             }
             match t.kind.as_str() {
                 "recorded" => {
                     if t.description.is_none() || t.parameters.is_none() {
-                        bail!("{shown}: field `tools[{i}]`: a recorded tool needs `description` and `parameters`");
+                        bail!("{at}: field `tools[{i}]`: a recorded tool needs `description` and `parameters`");
                     }
                 }
                 kind if super::replay::is_typed_tool(kind) => {}
-                other => bail!("{shown}: field `tools[{i}].kind`: unknown tool kind {other:?}"),
+                other => bail!(
+                    "{at}: field `tools[{i}].kind`: unknown tool kind {other:?}; known: recorded, {}",
+                    super::replay::TYPED_TOOLS.join(", ")
+                ),
             }
             if t.key_arguments.is_empty() {
-                bail!("{shown}: field `tools[{i}].key_arguments` is empty");
+                bail!("{at}: field `tools[{i}].key_arguments` is empty");
             }
+            tools.push(t);
+        }
+
+        if raw.laws.is_empty() {
+            bail!("{shown}: field `laws`: a pack needs at least one law");
+        }
+        let law_lines = array_table_lines(text, "laws", raw.laws.len());
+        let mut laws: Vec<Law> = Vec::new();
+        for (i, value) in raw.laws.into_iter().enumerate() {
+            let at = at_line(&shown, law_lines.get(i));
+            let law: Law = value
+                .try_into()
+                .map_err(|e| anyhow!("{at}: field `laws[{i}]`: {}", e.message()))?;
+            judge::validate_one(&law).map_err(|e| anyhow!("{at}: field `laws[{i}]`: {e}"))?;
+            if laws.iter().any(|other| other.name == law.name) {
+                bail!(
+                    "{at}: field `laws[{i}].name`: law `{}` is defined twice",
+                    law.name
+                );
+            }
+            let scoped = law.categories.iter().flatten().map(|c| ("categories", c));
+            let excepted = law
+                .except_categories
+                .iter()
+                .map(|c| ("except_categories", c));
+            for (key, c) in scoped.chain(excepted) {
+                if !declared.contains(c.as_str()) {
+                    bail!(
+                        "{at}: field `laws[{i}].{key}`: law `{}`: category {c:?} is not declared in field `categories` ({})",
+                        law.name,
+                        raw.categories.join(", ")
+                    );
+                }
+            }
+            // A law about a tool the pack does not offer could never fail (or never pass).
+            if let Some(tool) = law.check.tool() {
+                let offered = tools.iter().any(|t| t.name == tool)
+                    || [LOAD_SKILL, LOAD_SKILL_REFERENCE].contains(&tool);
+                if !offered {
+                    bail!(
+                        "{at}: field `laws[{i}].tool`: law `{}`: tool {tool:?} is not in the pack's `tools`",
+                        law.name
+                    );
+                }
+            }
+            laws.push(law);
         }
         let mut examples = Vec::new();
         for (i, e) in raw.examples.iter().enumerate() {
@@ -222,14 +272,9 @@ impl Pack {
                 .unwrap_or(budgets.max_tokens_per_round);
             budgets.tool_output_chars = b.tool_output_chars.unwrap_or(budgets.tool_output_chars);
         }
-        let tools = raw
-            .tools
-            .into_iter()
-            .map(|mut t| {
-                t.fixtures = dir.join(&t.fixtures);
-                t
-            })
-            .collect();
+        for t in &mut tools {
+            t.fixtures = dir.join(&t.fixtures);
+        }
         Ok(Pack {
             name: raw.name,
             description: raw.description,
@@ -240,11 +285,12 @@ impl Pack {
             instructions: raw.instructions,
             preload: raw.preload,
             call_format: raw.call_format,
+            chat_format: raw.chat_format,
             sampling,
             budgets,
             examples,
             tools,
-            laws: raw.laws,
+            laws,
             file: file.to_path_buf(),
             dir,
         })
@@ -270,15 +316,16 @@ impl Pack {
     pub fn corpus(&self, override_path: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
         let path = override_path.unwrap_or(&self.corpus_path);
         let samples = load_corpus(path)?;
-        for (i, s) in samples.iter().enumerate() {
+        for s in &samples {
             if !self.categories.iter().any(|c| c == &s.category) {
                 bail!(
-                    "{}: sample {:?} (line {}): field `category`: {:?} is not declared in {}",
+                    "{}:{}: field `category`: {:?} (sample {:?}) is not declared in {} (it declares: {})",
                     path.display(),
-                    s.id,
-                    i + 1,
+                    s.line,
                     s.category,
-                    self.file.display()
+                    s.id,
+                    self.file.display(),
+                    self.categories.join(", ")
                 );
             }
         }
@@ -295,5 +342,36 @@ impl Pack {
                 folds: t.folds.clone(),
             })
             .collect()
+    }
+}
+
+/// `file:line` when the line is known, else the file alone.
+fn at_line(shown: &impl std::fmt::Display, line: Option<&usize>) -> String {
+    match line {
+        Some(line) => format!("{shown}:{line}"),
+        None => shown.to_string(),
+    }
+}
+
+/// The 1-based lines of the `[[key]]` headers, when the array is written that way (one header
+/// per entry); empty for an inline array, whose entries then go without a line.
+fn array_table_lines(text: &str, key: &str, entries: usize) -> Vec<usize> {
+    let header = format!("[[{key}]]");
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let code = line.split('#').next().unwrap_or("");
+            code.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                == header
+        })
+        .map(|(index, _)| index + 1)
+        .collect();
+    if lines.len() == entries {
+        lines
+    } else {
+        Vec::new()
     }
 }

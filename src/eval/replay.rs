@@ -24,8 +24,10 @@ pub enum RecordMode {
 }
 
 /// The typed tools skilleval carries, by `kind` in `pack.toml`.
+pub const TYPED_TOOLS: [&str; 1] = [weather::TOOL_NAME];
+
 pub fn is_typed_tool(kind: &str) -> bool {
-    kind == weather::TOOL_NAME
+    TYPED_TOOLS.contains(&kind)
 }
 
 /// How a live service is reached while recording; tests point it at a loopback server.
@@ -48,13 +50,24 @@ impl LiveServices {
                     .unwrap_or("")
                     .trim();
                 let fetched = service.fetch(location).map_err(|e| anyhow!("{e}"))?;
-                let body = serde_json::from_str(&fetched.body)
-                    .unwrap_or(Value::String(fetched.body.clone()));
-                Ok((fetched.status, body))
+                Ok((fetched.status, Fixture::body_from_text(&fetched.body)))
             }
             other => bail!("tool kind {other:?} has no live service to record from"),
         }
     }
+}
+
+/// Adds where an answer came from to what the tool said about it (a weather report's
+/// `outcome` and `verification`, say), keeping both.
+fn add_meta(mut out: ToolOutput, extra: Value) -> ToolOutput {
+    let Value::Object(extra) = extra else {
+        return out;
+    };
+    match &mut out.meta {
+        Value::Object(meta) => meta.extend(extra),
+        _ => out.meta = Value::Object(extra),
+    }
+    out
 }
 
 /// What the model sees for a recorded answer.
@@ -81,6 +94,13 @@ fn answer(
     live: &LiveServices,
     args: &Map<String, Value>,
 ) -> ToolOutput {
+    // Arguments the typed tool refuses are refused here too, as the live tool would, with no
+    // lookup: the model's mistake is judged, not hidden as a gap, and never sent to a service.
+    if spec.kind == weather::TOOL_NAME {
+        if let Err(refusal) = weather::location_argument(args) {
+            return refusal;
+        }
+    }
     let recorded = store.lookup(&spec.name, args);
     let must_fetch = match mode {
         RecordMode::Off => false,
@@ -100,13 +120,14 @@ fn answer(
                 };
                 let out = render_recorded(spec, args, &fixture);
                 match store.record(fixture) {
-                    Ok(path) => out.with_meta(json!({"recorded": path.display().to_string()})),
-                    Err(e) => out.with_meta(json!({"record_error": e.to_string()})),
+                    Ok(path) => add_meta(out, json!({"recorded": path.display().to_string()})),
+                    Err(e) => add_meta(out, json!({"record_error": e.to_string()})),
                 }
             }
             // A failed recording leaves the old answer in place, or a gap.
             Err(e) => match recorded {
-                Some((path, fixture)) => render_recorded(spec, args, &fixture).with_meta(
+                Some((path, fixture)) => add_meta(
+                    render_recorded(spec, args, &fixture),
                     json!({"fixture": path.display().to_string(), "record_error": e.to_string()}),
                 ),
                 None => ToolOutput::error(gap_message(&spec.name, args))
@@ -115,8 +136,10 @@ fn answer(
         };
     }
     match recorded {
-        Some((path, fixture)) => render_recorded(spec, args, &fixture)
-            .with_meta(json!({"fixture": path.display().to_string()})),
+        Some((path, fixture)) => add_meta(
+            render_recorded(spec, args, &fixture),
+            json!({"fixture": path.display().to_string()}),
+        ),
         None => ToolOutput::error(gap_message(&spec.name, args)).with_meta(json!({"gap": true})),
     }
 }

@@ -18,9 +18,10 @@ use super::pack::Pack;
 use super::plan::{self, Unit};
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
+use super::scheduler;
 use super::stats::{self, Arm, Outcome, Summary};
 use crate::harness::agent::{self, AgentRequest};
-use crate::harness::backend::Backend;
+use crate::harness::backend::{Backend, WithFamily};
 use crate::harness::skills::SkillTree;
 use crate::harness::tools::Registry;
 
@@ -42,6 +43,8 @@ pub struct RunOptions {
     pub resume: Option<String>,
     pub progress: bool,
     pub live: LiveServices,
+    /// Units run at once, each on its own handle of a backend that serves many callers.
+    pub parallel: usize,
 }
 
 impl RunOptions {
@@ -63,6 +66,7 @@ impl RunOptions {
             resume: None,
             progress: false,
             live: LiveServices::default(),
+            parallel: 1,
         }
     }
 }
@@ -82,36 +86,57 @@ pub struct Arms {
     pub aa: bool,
 }
 
+/// The baseline tree and the variant laid over it. The skill under test must be in the
+/// baseline, unless the variant adds it (a variant with front matter naming it): that run
+/// measures what adding the skill does.
 pub fn arms(
     pack: &Pack,
     skills_dir: Option<&Path>,
     variant: Option<&Path>,
 ) -> anyhow::Result<Arms> {
-    let baseline = pack.skills(skills_dir)?;
-    match variant {
-        None => Ok(Arms {
+    let Some(path) = variant else {
+        let baseline = pack.skills(skills_dir)?;
+        return Ok(Arms {
             variant: baseline.clone(),
             baseline,
             aa: true,
-        }),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| anyhow!("{}: cannot read variant: {e}", path.display()))?;
-            let variant = baseline.with_overlay(&pack.skill, &text, path)?;
-            if variant.get(&pack.skill).is_none() {
+        });
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("{}: cannot read variant: {e}", path.display()))?;
+    let baseline = match pack.skills(skills_dir) {
+        Ok(tree) => tree,
+        Err(absent) => {
+            let dir = skills_dir.unwrap_or(&pack.skills_dir);
+            let tree = SkillTree::load(dir)?;
+            if tree.get(&pack.skill).is_some() {
+                return Err(absent);
+            }
+            if !text.trim_start_matches('\u{feff}').starts_with("---") {
                 bail!(
-                    "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
+                    "{}: front matter: the variant has none, and skill {:?} is not in the baseline tree {}, so there is no skill to lay it over; start the file with front matter (`name: {}`, `description`) to add the skill",
                     path.display(),
+                    pack.skill,
+                    dir.display(),
                     pack.skill
                 );
             }
-            Ok(Arms {
-                baseline,
-                variant,
-                aa: false,
-            })
+            tree
         }
+    };
+    let variant = baseline.with_overlay(&pack.skill, &text, path)?;
+    if variant.get(&pack.skill).is_none() {
+        bail!(
+            "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
+            path.display(),
+            pack.skill
+        );
     }
+    Ok(Arms {
+        baseline,
+        variant,
+        aa: false,
+    })
 }
 
 fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
@@ -133,16 +158,35 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
     if samples.is_empty() {
         bail!("no samples to run");
     }
+    let corpus_path = opts.corpus.as_deref().unwrap_or(&opts.pack.corpus_path);
     for s in &samples {
         judge::check_sample(&opts.pack.laws, &s.category, &s.fields).map_err(|e| {
             anyhow!(
-                "{}: sample {:?}: {e}",
-                opts.pack.corpus_path.display(),
-                s.id
+                "{}:{}: sample {:?}: {}",
+                corpus_path.display(),
+                s.line,
+                s.id,
+                e.replace('\n', "; ")
             )
         })?;
     }
     Ok(samples)
+}
+
+/// Every check on the inputs a run does before it asks the model anything: the pack's skills
+/// tree, the variant, the corpus, `--category`, `--limit` and the fields laws read. The CLI
+/// calls it before loading the model, so that a mistake costs no load.
+pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
+    arms(
+        &opts.pack,
+        opts.skills_dir.as_deref(),
+        opts.variant.as_deref(),
+    )?;
+    select_samples(opts)?;
+    if opts.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    Ok(())
 }
 
 pub fn new_run_id(pack: &str) -> String {
@@ -167,6 +211,17 @@ pub fn new_run_id(pack: &str) -> String {
         (rem % 3600) / 60,
         rem % 60
     )
+}
+
+/// `id`, or `id-2`, `id-3`… when runs started in the same second share an output folder.
+fn unused_run_id(output_root: &Path, id: &str) -> String {
+    let mut candidate = id.to_string();
+    let mut n = 2;
+    while output_root.join(&candidate).exists() {
+        candidate = format!("{id}-{n}");
+        n += 1;
+    }
+    candidate
 }
 
 fn outcome(entry: &JournalEntry) -> Outcome {
@@ -241,6 +296,13 @@ pub fn run_unit(
 }
 
 pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
+    match opts.pack.chat_format {
+        Some(family) => run_with(&mut WithFamily::new(backend, family), opts),
+        None => run_with(backend, opts),
+    }
+}
+
+fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
     let pack = &opts.pack;
     let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
     let samples = select_samples(opts)?;
@@ -254,10 +316,10 @@ pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunRe
     sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
     sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
 
-    let run_id = opts
-        .resume
-        .clone()
-        .unwrap_or_else(|| new_run_id(&pack.name));
+    let run_id = match &opts.resume {
+        Some(id) => id.clone(),
+        None => unused_run_id(&opts.output_root, &new_run_id(&pack.name)),
+    };
     let dir = opts.output_root.join(&run_id);
     let journal_path = dir.join("journal.jsonl");
     let mut entries = if opts.resume.is_some() {
@@ -318,13 +380,28 @@ pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunRe
                 .unwrap_or(backend.family().default_call_format())
         ),
         record: format!("{:?}", opts.record),
+        parallel: opts.parallel.max(1),
         started_unix: SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
     };
+    let manifest_path = dir.join("manifest.json");
+    if opts.resume.is_some() && manifest_path.is_file() {
+        let text = std::fs::read_to_string(&manifest_path)?;
+        let earlier: Manifest = serde_json::from_str(&text)
+            .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
+        let conflicts = manifest.resume_conflicts(&earlier);
+        if !conflicts.is_empty() {
+            bail!(
+                "--resume {run_id}: {}: field(s) {} differ from this run's inputs; start a new run instead",
+                manifest_path.display(),
+                conflicts.join(", ")
+            );
+        }
+    }
     std::fs::write(
-        dir.join("manifest.json"),
+        &manifest_path,
         serde_json::to_string_pretty(&manifest)? + "\n",
     )?;
 
@@ -344,20 +421,54 @@ pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunRe
     );
     let mut journal = Journal::open(&journal_path)?;
     let started = Instant::now();
-    for unit in &units {
-        let sample = &samples[unit.sample_index];
-        let tree = match unit.arm {
-            Arm::Baseline => &arms.baseline,
-            Arm::Variant => &arms.variant,
-        };
-        let entry = run_unit(backend, pack, tree, &registry, sample, unit, sampling);
-        journal.append(&entry)?;
-        entries.push(entry);
-        bar.set_message(format!("{:?} {}", unit.arm, sample.id));
-        bar.inc(1);
+    let mut profile = scheduler::Profile::new(opts.parallel.max(1));
+    let tree_of = |arm: Arm| match arm {
+        Arm::Baseline => &arms.baseline,
+        Arm::Variant => &arms.variant,
+    };
+    if opts.parallel > 1 {
+        let handles = scheduler::handles(backend, opts.parallel)?;
+        // Kept by plan index, so that entries come out in plan order whatever finished first.
+        let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
+        let outcome = scheduler::run_parallel(
+            handles,
+            &units,
+            |handle, unit| {
+                let unit_started = Instant::now();
+                let sample = &samples[unit.sample_index];
+                let entry = run_unit(handle, pack, tree_of(unit.arm), &registry, sample, unit, sampling);
+                (entry, unit_started.elapsed().as_secs_f64())
+            },
+            |i, (entry, secs)| {
+                journal.append(&entry)?;
+                profile.add(&entry, secs);
+                bar.set_message(format!("{:?} {}", entry.arm, entry.sample_id));
+                bar.inc(1);
+                finished[i] = Some(entry);
+                Ok(())
+            },
+        );
+        entries.extend(finished.into_iter().flatten());
+        outcome?;
+    } else {
+        for unit in &units {
+            let unit_started = Instant::now();
+            let sample = &samples[unit.sample_index];
+            let entry = run_unit(backend, pack, tree_of(unit.arm), &registry, sample, unit, sampling);
+            journal.append(&entry)?;
+            profile.add(&entry, unit_started.elapsed().as_secs_f64());
+            entries.push(entry);
+            bar.set_message(format!("{:?} {}", unit.arm, sample.id));
+            bar.inc(1);
+        }
     }
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
+    profile.finish(wall);
+    std::fs::write(
+        dir.join("profile.json"),
+        serde_json::to_string_pretty(&profile)? + "\n",
+    )?;
 
     // Only entries of the selected samples count (a resumed journal may hold others).
     let ids: BTreeSet<&str> = samples.iter().map(|s| s.id.as_str()).collect();

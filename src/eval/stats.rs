@@ -21,7 +21,9 @@
 //! repeats. **Verdict:** `better` when p < [`ALPHA`] *and* the variant's band lies wholly
 //! above the baseline's (every variant repeat beat every baseline repeat); `worse`
 //! symmetrically; otherwise `within_noise`; `no_data` when no pair could be scored.
-//! An A/A run has no untied samples and overlapping bands, so it is always `within_noise`.
+//! An A/A run under greedy decoding gives both arms the same outcomes: no untied samples,
+//! equal bands, always `within_noise`. With sampling its arms drift apart by chance, which is
+//! what it is for: a `better` or `worse` there shows how often noise alone reaches a verdict.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -434,6 +436,17 @@ fn flaky_samples(by_category: &BTreeMap<&str, Group>) -> Vec<FlakySample> {
         (&a.category, &a.sample_id, a.arm).cmp(&(&b.category, &b.sample_id, b.arm))
     });
     flaky
+}
+
+/// Whether the variant is worse beyond noise in some category or in total: the condition
+/// `--fail-on worse` stops on. The total counts too, since pooling categories can show a
+/// regression no single category has the samples to show.
+pub fn any_worse(summary: &Summary) -> bool {
+    summary
+        .categories
+        .iter()
+        .chain([&summary.total])
+        .any(|c| c.verdict == Verdict::Worse)
 }
 
 /// Exact two-sided binomial test of `b` against `c` successes at p = ½: the McNemar exact

@@ -74,8 +74,42 @@ struct Loop<'a, 'r> {
 }
 
 impl Loop<'_, '_> {
+    /// Tools the model may call now: those no skill gates or grants, those whose gate skill is
+    /// loaded, and those a loaded skill grants in its front matter.
     fn visible_tools(&self) -> Vec<&ToolDef> {
-        self.request.tools.visible(&self.loaded).collect()
+        let skills = self.request.skills;
+        let granted_by = |skill: &str, tool: &str| {
+            skills
+                .get(skill)
+                .is_some_and(|s| s.meta.tools.iter().any(|t| t == tool))
+        };
+        self.request
+            .tools
+            .all()
+            .filter(|t| {
+                let gate_open = match &t.skill_gate {
+                    Some(gate) => self.loaded.contains(gate),
+                    None => !skills.iter().any(|s| granted_by(s.name(), &t.name)),
+                };
+                gate_open || self.loaded.iter().any(|l| granted_by(l, &t.name))
+            })
+            .collect()
+    }
+
+    fn offers_load_skill(&self) -> bool {
+        self.request
+            .skills
+            .iter()
+            .any(|s| !self.loaded.iter().any(|l| l == s.name()))
+    }
+
+    fn offers_load_reference(&self) -> bool {
+        self.loaded.iter().any(|l| {
+            self.request
+                .skills
+                .get(l)
+                .is_some_and(|s| !s.reference_names().is_empty())
+        })
     }
 
     fn system_text(&self) -> String {
@@ -96,10 +130,10 @@ impl Loop<'_, '_> {
             .iter()
             .map(|t| t.name.clone())
             .collect();
-        if self.request.skills.iter().next().is_some() {
+        if self.offers_load_skill() {
             names.push(LOAD_SKILL.into());
         }
-        if !self.loaded.is_empty() {
+        if self.offers_load_reference() {
             names.push(LOAD_SKILL_REFERENCE.into());
         }
         names

@@ -138,3 +138,116 @@ impl SystemPrompt<'_> {
         parts.join("\n\n")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::harness::tools::{Effect, ToolOutput};
+
+    fn test_skills() -> SkillTree {
+        SkillTree::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/skills"))
+            .expect("the test skills tree loads")
+    }
+
+    fn tool(name: &str) -> ToolDef {
+        ToolDef::new(
+            name,
+            "Does a thing.",
+            json!({"type": "object", "properties": {}}),
+            Effect::Read,
+            |_| ToolOutput::ok(""),
+        )
+    }
+
+    fn render(skills: &SkillTree, loaded: &[&str], tools: &[&ToolDef]) -> String {
+        let loaded: Vec<String> = loaded.iter().map(|s| s.to_string()).collect();
+        SystemPrompt {
+            instructions: "  Be brief.  \n",
+            format: CallFormat::Markup,
+            skills,
+            loaded: &loaded,
+            tools,
+        }
+        .render()
+    }
+
+    #[test]
+    fn a_tool_is_one_line_then_one_line_per_parameter() {
+        let parameters = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": " a city name "},
+                "days": {"type": "integer"},
+                "units": {}
+            },
+            "required": ["city"]
+        });
+        assert_eq!(
+            describe_tool("forecast", " Weather ahead. ", &parameters),
+            "- forecast: Weather ahead.\n    city (string, required): a city name\n    days (integer, optional)\n    units (any, optional)"
+        );
+        assert_eq!(describe_tool("ping", "Ping.", &json!({})), "- ping: Ping.");
+    }
+
+    #[test]
+    fn without_tools_or_skills_only_the_instructions_remain() {
+        assert_eq!(render(&SkillTree::default(), &[], &[]), "Be brief.");
+    }
+
+    #[test]
+    fn tools_without_skills_get_the_call_syntax_but_no_skill_sections() {
+        let ping = tool("ping");
+        let text = render(&SkillTree::default(), &[], &[&ping]);
+        assert!(text.contains("# Calling tools\n"));
+        assert!(text.ends_with("# Tools\n- ping: Does a thing."));
+        assert!(!text.contains("# Skills"));
+        assert!(!text.contains(LOAD_SKILL));
+    }
+
+    #[test]
+    fn sections_come_in_a_fixed_order() {
+        let ping = tool("ping");
+        let text = render(&test_skills(), &["clock"], &[&ping]);
+        let order = [
+            "Be brief.",
+            "# Calling tools",
+            "# Skills",
+            "# Skill: clock",
+            "# Tools",
+        ];
+        let positions: Vec<usize> = order
+            .iter()
+            .map(|heading| text.find(heading).expect(heading))
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    }
+
+    #[test]
+    fn load_skill_is_offered_while_a_skill_is_unloaded() {
+        let skills = test_skills();
+        let offered = format!("- {LOAD_SKILL}:");
+        assert!(render(&skills, &[], &[]).contains(&offered));
+        assert!(render(&skills, &["clock"], &[]).contains(&offered));
+        let all_loaded = render(&skills, &["clock", "notes"], &[]);
+        assert!(!all_loaded.contains(&offered));
+        assert!(all_loaded.contains("- clock (loaded): "));
+        assert!(all_loaded.contains("- notes (loaded): "));
+    }
+
+    #[test]
+    fn load_skill_reference_is_offered_only_for_a_loaded_skill_with_references() {
+        let skills = test_skills();
+        let offered = format!("- {LOAD_SKILL_REFERENCE}:");
+        assert!(!render(&skills, &[], &[]).contains(&offered));
+        assert!(!render(&skills, &["notes"], &[]).contains(&offered));
+        let text = render(&skills, &["clock"], &[]);
+        assert!(text.contains(&offered));
+        assert!(text.contains(&format!(
+            "References ({LOAD_SKILL_REFERENCE} with skill=\"clock\" and name=...): zones"
+        )));
+    }
+}

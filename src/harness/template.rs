@@ -13,16 +13,26 @@ pub enum Family {
     ChatMl,
     /// Llama 3: `<|start_header_id|>role<|end_header_id|> … <|eot_id|>`.
     Llama3,
+    /// A plain `User:` / `Assistant:` transcript with no special turn tokens: for base models,
+    /// which continue a written exchange far better than they follow a chat format they never
+    /// learned.
+    Transcript,
 }
 
 impl Family {
-    pub const ALL: [Family; 3] = [Family::Gemma, Family::ChatMl, Family::Llama3];
+    pub const ALL: [Family; 4] = [
+        Family::Gemma,
+        Family::ChatMl,
+        Family::Llama3,
+        Family::Transcript,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Family::Gemma => "gemma",
             Family::ChatMl => "chatml",
             Family::Llama3 => "llama3",
+            Family::Transcript => "transcript",
         }
     }
 
@@ -31,6 +41,7 @@ impl Family {
             "gemma" => Some(Family::Gemma),
             "chatml" | "qwen" => Some(Family::ChatMl),
             "llama3" | "llama-3" => Some(Family::Llama3),
+            "transcript" | "plain" => Some(Family::Transcript),
             _ => None,
         }
     }
@@ -74,6 +85,7 @@ impl Family {
             Family::Gemma => CallFormat::Markup,
             Family::ChatMl => CallFormat::JsonTag,
             Family::Llama3 => CallFormat::Markup,
+            Family::Transcript => CallFormat::Markup,
         }
     }
 
@@ -83,6 +95,14 @@ impl Family {
             Family::Gemma => &["<end_of_turn>", "<start_of_turn>"],
             Family::ChatMl => &["<|im_end|>", "<|im_start|>"],
             Family::Llama3 => &["<|eot_id|>", "<|start_header_id|>"],
+            Family::Transcript => &[
+                "\nUser:",
+                "\nTool:",
+                "\nAssistant:",
+                "\nuser:",
+                "\ntool:",
+                "<end_of_turn>",
+            ],
         }
     }
 }
@@ -187,6 +207,143 @@ pub fn render(family: Family, messages: &[Message]) -> String {
             }
             out.push_str("<|start_header_id|>assistant<|end_header_id|>\n\n");
         }
+        Family::Transcript => {
+            out.push_str("<bos>");
+            for m in messages {
+                let speaker = match m.role {
+                    Role::System => {
+                        out.push_str(m.content.trim());
+                        out.push_str("\n\n");
+                        continue;
+                    }
+                    Role::User => "User",
+                    Role::Assistant => "Assistant",
+                    Role::Tool => "Tool",
+                };
+                out.push_str(&format!("{speaker}: {}\n", m.content.trim()));
+            }
+            out.push_str("Assistant:");
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::backend::llama::first_stop;
+
+    /// One of each role, with the stray whitespace a model's reply and a tool's output carry.
+    fn conversation() -> Vec<Message> {
+        vec![
+            Message::system("You are a helpful assistant."),
+            Message::user("What time is it in Paris?"),
+            Message::assistant(
+                "<function=city_time>\n<parameter=city>\nParis\n</parameter>\n</function>\n",
+            ),
+            Message::tool("city_time returned:\nIt is 14:05 in Paris.\n\n"),
+        ]
+    }
+
+    /// How each family opens the model's turn; a match, so a new family must say.
+    fn model_turn_opener(family: Family) -> &'static str {
+        match family {
+            Family::Gemma => "<start_of_turn>model\n",
+            Family::ChatMl => "<|im_start|>assistant\n",
+            Family::Llama3 => "<|start_header_id|>assistant<|end_header_id|>\n\n",
+            Family::Transcript => "Assistant:",
+        }
+    }
+
+    #[test]
+    fn each_family_renders_a_whole_conversation() {
+        for family in Family::ALL {
+            insta::assert_snapshot!(
+                format!("render_{}", family.name()),
+                render(family, &conversation())
+            );
+        }
+    }
+
+    #[test]
+    fn every_prompt_ends_by_opening_the_model_turn() {
+        for family in Family::ALL {
+            let opener = model_turn_opener(family);
+            assert!(
+                render(family, &conversation()).ends_with(opener),
+                "{family:?}"
+            );
+            assert!(render(family, &[]).ends_with(opener), "{family:?}");
+        }
+    }
+
+    #[test]
+    fn stop_strings_end_a_reply_exactly_where_the_template_ends_it() {
+        for family in Family::ALL {
+            let before = render(family, &conversation());
+            let mut longer = conversation();
+            longer.push(Message::assistant("It is 14:05."));
+            longer.push(Message::user("Thanks."));
+            let after = render(family, &longer);
+            // History only grows at the end: the earlier prompt is a prefix of the later one.
+            let continuation = after
+                .strip_prefix(before.as_str())
+                .unwrap_or_else(|| panic!("{family:?}: the earlier prompt is not a prefix"));
+            // A model that writes its turn the way the template does is cut right after it.
+            let stops: Vec<String> = family.end_of_turn().iter().map(|s| s.to_string()).collect();
+            let (at, _) = first_stop(continuation, &stops)
+                .unwrap_or_else(|| panic!("{family:?}: no stop string ends the turn"));
+            assert_eq!(continuation[..at].trim(), "It is 14:05.", "{family:?}");
+        }
+    }
+
+    #[test]
+    fn gemma_puts_the_system_text_at_the_top_of_the_first_user_turn_only() {
+        let prompt = render(
+            Family::Gemma,
+            &[
+                Message::system("RULES"),
+                Message::user("one"),
+                Message::assistant("two"),
+                Message::user("three"),
+            ],
+        );
+        assert_eq!(prompt.matches("RULES").count(), 1);
+        assert!(prompt.starts_with("<bos><start_of_turn>user\nRULES\n\none<end_of_turn>\n"));
+        assert!(!prompt.contains("system"), "Gemma has no system role");
+    }
+
+    #[test]
+    fn tool_results_take_each_family_s_tool_turn() {
+        let tool = [Message::tool("42")];
+        for family in Family::ALL {
+            let expected = match family {
+                Family::Gemma => "<start_of_turn>user\nTool result:\n42<end_of_turn>",
+                Family::ChatMl => "<|im_start|>tool\n42<|im_end|>",
+                Family::Llama3 => "<|start_header_id|>ipython<|end_header_id|>\n\n42<|eot_id|>",
+                Family::Transcript => "Tool: 42\n",
+            };
+            assert!(render(family, &tool).contains(expected), "{family:?}");
+        }
+    }
+
+    #[test]
+    fn families_are_recognised_from_templates_before_names() {
+        assert_eq!(
+            Family::detect("llama", "Llama 3.2 1B", Some("{{ '<|im_start|>' }}")),
+            Some(Family::ChatMl)
+        );
+        assert_eq!(
+            Family::detect("gemma3", "anything", None),
+            Some(Family::Gemma)
+        );
+        assert_eq!(
+            Family::detect("llama", "Llama-3.2-1B", None),
+            Some(Family::Llama3)
+        );
+        assert_eq!(Family::detect("llama", "TinyLlama", None), None);
+        for family in Family::ALL {
+            assert_eq!(Family::parse(family.name()), Some(family));
+        }
+    }
 }

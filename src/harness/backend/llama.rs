@@ -16,13 +16,13 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 use super::gguf::read_metadata;
-use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
+use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation, Sampling};
 use crate::harness::template::Family;
 
 /// Prompts are prefilled in chunks that start at multiples of this position. A reused prefix is
 /// cut back to a chunk boundary, so every cached token was computed in exactly the batch a fresh
 /// prefill would use: reuse never changes the logits, and results do not depend on run order.
-const PREFILL_CHUNK: usize = 256;
+pub(crate) const PREFILL_CHUNK: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct LlamaOptions {
@@ -46,7 +46,7 @@ impl LlamaOptions {
     }
 }
 
-fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
+pub(crate) fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
     static RUNTIME: OnceLock<LlamaRuntime> = OnceLock::new();
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);
@@ -71,43 +71,94 @@ pub struct LlamaBackend {
     cached: Vec<LlamaToken>,
 }
 
+/// A model loaded for the life of the process, with what its metadata says about it. Every
+/// llama.cpp backend starts from one.
+pub(crate) struct LoadedModel {
+    pub model: &'static LlamaModel,
+    pub family: Family,
+    /// `n_ctx` is left 0: it belongs to a context.
+    pub info: BackendInfo,
+}
+
+pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> {
+    let path = &options.model_path;
+    // Read before llama.cpp sees the file, so that the common mistakes get a message naming
+    // the path and the problem rather than a null pointer.
+    let meta = read_metadata(path)?;
+    let architecture = meta
+        .get("general.architecture")
+        .unwrap_or_default()
+        .to_string();
+    let model_name = meta.get("general.name").unwrap_or_default().to_string();
+    let family = match options.family {
+        Some(f) => f,
+        None => Family::detect(&architecture, &model_name, meta.get("tokenizer.chat_template")).ok_or_else(|| {
+            anyhow!(
+                "{}: unknown model family (architecture \"{architecture}\", name \"{model_name}\"); \
+                 pass --family gemma|chatml|llama3",
+                path.display()
+            )
+        })?,
+    };
+    let rt = runtime()?;
+    let started = Instant::now();
+    let model =
+        LlamaModel::load_from_file(rt, path, &LlamaModelParams::default()).map_err(|_| {
+            anyhow!(
+                "{}: llama.cpp could not load this GGUF file (truncated or corrupt)",
+                path.display()
+            )
+        })?;
+    // The model lives as long as the process: contexts borrow it, and a run loads one model.
+    let model: &'static LlamaModel = Box::leak(Box::new(model));
+    let threads = if options.threads == 0 {
+        available_threads()
+    } else {
+        options.threads
+    };
+    let info = BackendInfo {
+        name: "llama.cpp".into(),
+        model_path: Some(path.display().to_string()),
+        model_name: Some(model_name),
+        architecture: Some(architecture),
+        load_secs: started.elapsed().as_secs_f64(),
+        threads,
+        n_ctx: 0,
+        sequences: 1,
+        n_batch: PREFILL_CHUNK as u32,
+    };
+    Ok(LoadedModel {
+        model,
+        family,
+        info,
+    })
+}
+
+/// The sampler a request asks for: greedy at temperature 0, else top-k, top-p, temperature and
+/// a draw seeded by the request.
+pub(crate) fn sampler(sampling: &Sampling) -> LlamaSampler {
+    let s = sampling;
+    if s.temperature <= 0.0 {
+        LlamaSampler::greedy()
+    } else {
+        LlamaSampler::chain_simple([
+            LlamaSampler::top_k(s.top_k.max(1)),
+            LlamaSampler::top_p(s.top_p.clamp(0.0, 1.0), 1),
+            LlamaSampler::temp(s.temperature),
+            LlamaSampler::dist(s.seed),
+        ])
+    }
+}
+
 impl LlamaBackend {
     pub fn load(options: &LlamaOptions) -> anyhow::Result<Self> {
-        let path = &options.model_path;
-        // Read before llama.cpp sees the file, so that the common mistakes get a message naming
-        // the path and the problem rather than a null pointer.
-        let meta = read_metadata(path)?;
-        let architecture = meta
-            .get("general.architecture")
-            .unwrap_or_default()
-            .to_string();
-        let model_name = meta.get("general.name").unwrap_or_default().to_string();
-        let family = match options.family {
-            Some(f) => f,
-            None => Family::detect(&architecture, &model_name, meta.get("tokenizer.chat_template")).ok_or_else(|| {
-                anyhow!(
-                    "{}: unknown model family (architecture \"{architecture}\", name \"{model_name}\"); \
-                     pass --family gemma|chatml|llama3",
-                    path.display()
-                )
-            })?,
-        };
-        let rt = runtime()?;
+        let LoadedModel {
+            model,
+            family,
+            mut info,
+        } = load_model(options)?;
+        let threads = info.threads;
         let started = Instant::now();
-        let model =
-            LlamaModel::load_from_file(rt, path, &LlamaModelParams::default()).map_err(|_| {
-                anyhow!(
-                    "{}: llama.cpp could not load this GGUF file (truncated or corrupt)",
-                    path.display()
-                )
-            })?;
-        // The model lives as long as the process: contexts borrow it, and a run loads one model.
-        let model: &'static LlamaModel = Box::leak(Box::new(model));
-        let threads = if options.threads == 0 {
-            available_threads()
-        } else {
-            options.threads
-        };
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(options.n_ctx))
             .with_n_batch(PREFILL_CHUNK as u32)
@@ -116,18 +167,14 @@ impl LlamaBackend {
             .with_n_threads_batch(threads as i32)
             // A full sliding-window cache keeps partial removal exact (Gemma 3 uses a 512 window).
             .with_swa_full(true);
-        let context = model
-            .new_context(rt, params)
-            .with_context(|| format!("{}: cannot create a llama.cpp context", path.display()))?;
-        let info = BackendInfo {
-            name: "llama.cpp".into(),
-            model_path: Some(path.display().to_string()),
-            model_name: Some(model_name),
-            architecture: Some(architecture),
-            load_secs: started.elapsed().as_secs_f64(),
-            threads,
-            n_ctx: context.n_ctx(),
-        };
+        let context = model.new_context(runtime()?, params).with_context(|| {
+            format!(
+                "{}: cannot create a llama.cpp context",
+                options.model_path.display()
+            )
+        })?;
+        info.n_ctx = context.n_ctx();
+        info.load_secs += started.elapsed().as_secs_f64();
         Ok(LlamaBackend {
             model,
             context,
@@ -179,20 +226,6 @@ impl LlamaBackend {
         }
         Ok(keep)
     }
-
-    fn sampler(request: &GenRequest) -> LlamaSampler {
-        let s = request.sampling;
-        if s.temperature <= 0.0 {
-            LlamaSampler::greedy()
-        } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_k(s.top_k.max(1)),
-                LlamaSampler::top_p(s.top_p.clamp(0.0, 1.0), 1),
-                LlamaSampler::temp(s.temperature),
-                LlamaSampler::dist(s.seed),
-            ])
-        }
-    }
 }
 
 impl Backend for LlamaBackend {
@@ -220,7 +253,7 @@ impl Backend for LlamaBackend {
         let cached = self.prefill(&tokens)?;
         let prefill_secs = started.elapsed().as_secs_f64();
 
-        let mut sampler = Self::sampler(request);
+        let mut sampler = sampler(&request.sampling);
         let vocab = self.model.vocab();
         let mut batch = LlamaBatch::new(1, 1);
         let mut bytes: Vec<u8> = Vec::new();

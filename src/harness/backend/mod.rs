@@ -1,5 +1,6 @@
 //! Model backends: the one seam between the harness and whatever produces text.
 
+pub mod batched;
 pub mod gguf;
 pub mod llama;
 pub mod scripted;
@@ -99,11 +100,87 @@ pub struct BackendInfo {
     pub architecture: Option<String>,
     pub load_secs: f64,
     pub threads: u32,
+    /// Context of one sequence.
     pub n_ctx: u32,
+    /// Sequences decoded together in one context (1 for a one-sequence backend).
+    #[serde(default)]
+    pub sequences: u32,
+    /// Most tokens in one decode call.
+    #[serde(default)]
+    pub n_batch: u32,
 }
 
 pub trait Backend {
     fn family(&self) -> Family;
     fn info(&self) -> BackendInfo;
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation>;
+
+    /// Another handle on the same model for another thread, when the backend serves several
+    /// callers at once (see `batched`); `None` when it serves one.
+    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
+        None
+    }
+}
+
+/// A backend spoken to in another chat format than its own, e.g. a base model driven through a
+/// plain transcript.
+pub struct WithFamily<'a> {
+    inner: &'a mut dyn Backend,
+    family: Family,
+}
+
+impl<'a> WithFamily<'a> {
+    pub fn new(inner: &'a mut dyn Backend, family: Family) -> Self {
+        WithFamily { inner, family }
+    }
+}
+
+impl Backend for WithFamily<'_> {
+    fn family(&self) -> Family {
+        self.family
+    }
+
+    fn info(&self) -> BackendInfo {
+        self.inner.info()
+    }
+
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        self.inner.generate(request)
+    }
+
+    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
+        let inner = self.inner.fork()?;
+        Some(Box::new(ForkedWithFamily {
+            inner,
+            family: self.family,
+        }))
+    }
+}
+
+/// A forked handle that keeps speaking the chat format its parent was spoken to in.
+struct ForkedWithFamily {
+    inner: Box<dyn Backend + Send>,
+    family: Family,
+}
+
+impl Backend for ForkedWithFamily {
+    fn family(&self) -> Family {
+        self.family
+    }
+
+    fn info(&self) -> BackendInfo {
+        self.inner.info()
+    }
+
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        self.inner.generate(request)
+    }
+
+    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
+        let inner = self.inner.fork()?;
+        Some(Box::new(ForkedWithFamily {
+            inner,
+            family: self.family,
+        }))
+    }
 }

@@ -6,7 +6,6 @@
 //! resolved place on the first line of every report.
 
 mod client;
-mod fixtures;
 mod place;
 mod report;
 
@@ -21,7 +20,6 @@ pub use client::{
     is_public_address, percent_encode, resolve_public, BlockedAddress, FetchError, Fetched,
     WeatherService, DEFAULT_BASE_URL, DEFAULT_TIMEOUT, MAX_BODY_BYTES, USER_AGENT,
 };
-pub use fixtures::{fixture_slug, Fixture, FixtureSet};
 pub use place::{
     check_qualifier, city_matches, city_of, fold, known_qualifier, qualifier_of, QualifierVerdict,
     ResolvedPlace, ALIAS_GROUPS,
@@ -53,31 +51,24 @@ pub fn parameters_schema() -> Value {
     })
 }
 
-/// The live tool, answering through `service`.
+/// The live tool, answering through `service`. Recorded answers are replayed by the pack
+/// runner (`eval::replay`) through the same `location_argument` and `render_result`.
 pub fn tool_def(service: Arc<WeatherService>) -> ToolDef {
-    build_tool_def(move |location| service.lookup(location))
-}
-
-/// The same tool answering from recorded fixtures; a missing recording is reported in `meta`.
-pub fn replay_tool_def(fixtures: Arc<FixtureSet>) -> ToolDef {
-    build_tool_def(move |location| fixtures.replay(location))
-}
-
-fn build_tool_def(answer: impl Fn(&str) -> ToolOutput + Send + Sync + 'static) -> ToolDef {
     ToolDef::new(
         TOOL_NAME,
         TOOL_DESCRIPTION,
         parameters_schema(),
         Effect::Read,
         move |arguments: &Map<String, Value>| match location_argument(arguments) {
-            Ok(location) => answer(location),
+            Ok(location) => service.lookup(location),
             Err(problem) => problem,
         },
     )
     .gated_by(SKILL_NAME)
 }
 
-fn location_argument(arguments: &Map<String, Value>) -> Result<&str, ToolOutput> {
+/// The trimmed `location` argument, or the answer the model gets for a missing or empty one.
+pub fn location_argument(arguments: &Map<String, Value>) -> Result<&str, ToolOutput> {
     let location = arguments
         .get("location")
         .and_then(Value::as_str)

@@ -1,0 +1,425 @@
+//! A whole benchmark run: categories × repeats through one mode, with progress, a folder of
+//! skilleval's own records and BFCL result files that `bfcl evaluate` and `bench score` read.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use crate::eval::runner::new_run_id;
+use crate::harness::backend::{Backend, Sampling};
+use crate::harness::toolcall::CallFormat;
+
+use super::corpus::{load_category, load_files, Entry, CATEGORIES};
+use super::harness::run_harness_mode;
+use super::report::{summarize, BenchSummary};
+use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
+use super::{run_prompt_mode, EntryOutcome, Mode, RunOptions};
+
+/// Per-entry records, one JSON object a line.
+pub const ENTRIES_FILE: &str = "entries.jsonl";
+pub const SUMMARY_FILE: &str = "summary.json";
+/// The folder BFCL keeps result files in, holding one folder per model.
+pub const RESULT_DIR: &str = "result";
+
+/// One category's entries, as selected for a run.
+#[derive(Debug, Clone)]
+pub struct CategoryEntries {
+    pub name: String,
+    pub entries: Vec<Entry>,
+    /// Not one of the vendored categories: scored from these entries, not the corpus.
+    pub custom: bool,
+}
+
+/// A question file in BFCL's shape given on the command line.
+#[derive(Debug, Clone)]
+pub struct CustomCorpus {
+    pub questions: PathBuf,
+    pub answers: Option<PathBuf>,
+    pub name: String,
+}
+
+/// `all` or category names, comma-separated pieces allowed, in the order given, each once.
+pub fn parse_categories(names: &[String]) -> anyhow::Result<Vec<String>> {
+    let mut chosen: Vec<String> = Vec::new();
+    for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
+        let expanded: Vec<&str> = match name {
+            "" => continue,
+            "all" => CATEGORIES.to_vec(),
+            known if CATEGORIES.contains(&known) => vec![known],
+            unknown => bail!(
+                "unknown BFCL category {unknown:?}: use all or {}",
+                CATEGORIES.join(", ")
+            ),
+        };
+        for category in expanded {
+            if !chosen.iter().any(|c| c == category) {
+                chosen.push(category.to_string());
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// Loads the chosen vendored categories and the custom corpus, each cut to `limit` entries.
+pub fn select(
+    corpus_root: &Path,
+    categories: &[String],
+    custom: Option<&CustomCorpus>,
+    limit: Option<usize>,
+) -> anyhow::Result<Vec<CategoryEntries>> {
+    let mut selected = Vec::new();
+    for name in categories {
+        selected.push(CategoryEntries {
+            name: name.clone(),
+            entries: load_category(corpus_root, name)?,
+            custom: false,
+        });
+    }
+    if let Some(corpus) = custom {
+        if selected.iter().any(|c| c.name == corpus.name) {
+            bail!(
+                "--category-name {:?} is also among the --bfcl categories",
+                corpus.name
+            );
+        }
+        if corpus.answers.is_none() && !corpus.name.contains("irrelevance") {
+            bail!(
+                "--corpus {} needs --answers, unless its --category-name says irrelevance",
+                corpus.questions.display()
+            );
+        }
+        selected.push(CategoryEntries {
+            name: corpus.name.clone(),
+            entries: load_files(&corpus.questions, corpus.answers.as_deref(), &corpus.name)?,
+            custom: true,
+        });
+    }
+    if selected.is_empty() {
+        bail!("nothing to run: give --bfcl CATEGORIES (or all), or --corpus FILE");
+    }
+    if let Some(limit) = limit {
+        for category in &mut selected {
+            category.entries.truncate(limit);
+        }
+    }
+    Ok(selected)
+}
+
+/// The custom categories of a selection, for scoring.
+pub fn extra_categories(selected: &[CategoryEntries]) -> Vec<ExtraCategory> {
+    selected
+        .iter()
+        .filter(|c| c.custom)
+        .map(|c| ExtraCategory {
+            name: c.name.clone(),
+            entries: c.entries.clone(),
+        })
+        .collect()
+}
+
+/// BFCL's grouping folder for a category's result file.
+pub fn group_of(category: &str) -> &'static str {
+    if category.contains("live") && !category.contains("non_live") {
+        "live"
+    } else {
+        "non_live"
+    }
+}
+
+/// The folder BFCL reads a model's results from: `bfcl evaluate --model a/b` looks in
+/// `result/a_b`, and turns every `_` of a folder name back into `/`.
+pub fn model_folder(result_model: &str) -> String {
+    result_model.replace('/', "_")
+}
+
+/// A result-model name for a GGUF file: its stem, with `_` (which BFCL reads as `/`) as `-`.
+pub fn default_result_model(model_path: Option<&str>, fallback: &str) -> String {
+    model_path
+        .and_then(|p| Path::new(p).file_stem())
+        .and_then(|s| s.to_str())
+        .unwrap_or(fallback)
+        .replace(['_', '/'], "-")
+}
+
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    pub mode: Mode,
+    /// Harness mode's call syntax; `None` uses the model family's default.
+    pub call_format: Option<CallFormat>,
+    pub max_tokens: u32,
+    pub sampling: Sampling,
+    pub seed: u64,
+    pub repeats: u32,
+    /// Entries per category, as recorded in the summary.
+    pub limit: Option<usize>,
+    /// Run folders go under this one.
+    pub output_root: PathBuf,
+    /// The model name of the BFCL result folder.
+    pub result_model: String,
+    pub progress: bool,
+}
+
+/// One entry's record in `entries.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryRecord {
+    pub id: String,
+    pub category: String,
+    pub mode: Mode,
+    pub repeat: u32,
+    pub seed: u32,
+    pub reply: String,
+    /// What the BFCL result file holds for this entry.
+    pub result: String,
+    pub valid: bool,
+    pub error_type: Option<String>,
+    pub errors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inference_error: Option<String>,
+    pub tokens: TokenCounts,
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenCounts {
+    pub prompt: u32,
+    pub generated: u32,
+}
+
+impl EntryRecord {
+    pub fn new(outcome: &EntryOutcome, seed: u32) -> Self {
+        EntryRecord {
+            id: outcome.id.clone(),
+            category: outcome.category.clone(),
+            mode: outcome.mode,
+            repeat: outcome.repeat,
+            seed,
+            reply: outcome.reply.clone(),
+            result: outcome.result.clone(),
+            valid: outcome.check.valid,
+            error_type: outcome.check.error_type.clone(),
+            errors: outcome.check.errors.clone(),
+            inference_error: outcome.inference_error.clone(),
+            tokens: TokenCounts {
+                prompt: outcome.prompt_tokens,
+                generated: outcome.generated_tokens,
+            },
+            seconds: outcome.seconds,
+        }
+    }
+}
+
+/// `summary.json`: the settings of the run and its scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub run_id: String,
+    pub mode: Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_format: Option<CallFormat>,
+    pub model: Option<String>,
+    pub result_model: String,
+    pub repeats: u32,
+    pub seed: u64,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    pub limit: Option<usize>,
+    /// Entries whose generation failed (scored as undecodable replies).
+    pub inference_errors: usize,
+    pub seconds: f64,
+    pub scores: BenchSummary,
+}
+
+pub struct BenchRun {
+    pub dir: PathBuf,
+    pub summary: RunSummary,
+    pub outcomes: Vec<EntryOutcome>,
+}
+
+/// Where one repeat's BFCL result tree goes: `result/` alone with one repeat,
+/// `repeat-<n>/result/` with several, so that each tree holds one file per category.
+pub fn result_root(run_dir: &Path, repeat: u32, repeats: u32) -> PathBuf {
+    if repeats > 1 {
+        run_dir.join(repeat_dir_name(repeat)).join(RESULT_DIR)
+    } else {
+        run_dir.join(RESULT_DIR)
+    }
+}
+
+fn category_score(name: &str, outcomes: &[&EntryOutcome]) -> CategoryScore {
+    let mut score = CategoryScore {
+        category: name.to_string(),
+        total: outcomes.len(),
+        correct: 0,
+        accuracy: 0.0,
+        unknown_ids: 0,
+        errors: Default::default(),
+    };
+    for outcome in outcomes {
+        if outcome.check.valid {
+            score.correct += 1;
+        } else {
+            let kind = outcome.check.error_type.clone().unwrap_or_default();
+            *score.errors.entry(kind).or_default() += 1;
+        }
+    }
+    if score.total > 0 {
+        score.accuracy = score.correct as f64 / score.total as f64;
+    }
+    score
+}
+
+fn progress_bar(total: usize, shown: bool) -> ProgressBar {
+    let bar = if shown {
+        ProgressBar::new(total as u64)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} entries  {per_sec}  ETA {eta}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// Runs every selected category `options.repeats` times and writes the run folder.
+pub fn run(
+    backend: &mut dyn Backend,
+    selected: &[CategoryEntries],
+    options: &BenchOptions,
+) -> anyhow::Result<BenchRun> {
+    if options.repeats == 0 {
+        bail!("--repeats must be at least 1");
+    }
+    let started = Instant::now();
+    let run_id = format!("bench-{}", new_run_id("").trim_end_matches('-'));
+    let dir = options.output_root.join(&run_id);
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let entries_path = dir.join(ENTRIES_FILE);
+    let mut entries_file = fs::File::create(&entries_path)
+        .with_context(|| format!("creating {}", entries_path.display()))?;
+
+    let per_repeat: usize = selected.iter().map(|c| c.entries.len()).sum();
+    let bar = progress_bar(per_repeat * options.repeats as usize, options.progress);
+    let mut all_outcomes = Vec::new();
+    let mut per_repeat_scores = Vec::new();
+    for repeat in 1..=options.repeats {
+        let run_options = RunOptions {
+            max_tokens: options.max_tokens,
+            sampling: options.sampling,
+            run_seed: options.seed,
+            repeat,
+        };
+        let results =
+            result_root(&dir, repeat, options.repeats).join(model_folder(&options.result_model));
+        let mut scores = Vec::new();
+        for category in selected {
+            let (mut valid, mut done) = (0usize, 0usize);
+            let mut on_entry = |outcome: &EntryOutcome| {
+                done += 1;
+                valid += usize::from(outcome.check.valid);
+                bar.set_message(format!(
+                    "{} · repeat {repeat} · {valid}/{done} valid",
+                    category.name
+                ));
+                bar.inc(1);
+            };
+            let outcomes = match options.mode {
+                Mode::Prompt => {
+                    run_prompt_mode(backend, &category.entries, &run_options, &mut on_entry)
+                }
+                Mode::Harness => run_harness_mode(
+                    backend,
+                    &category.entries,
+                    &run_options,
+                    options.call_format,
+                    &mut on_entry,
+                ),
+            };
+            for outcome in &outcomes {
+                let record = EntryRecord::new(outcome, run_options.seed_for(&outcome.id));
+                writeln!(entries_file, "{}", serde_json::to_string(&record)?)?;
+            }
+            let lines: Vec<_> = outcomes.iter().map(EntryOutcome::result_line).collect();
+            write_result_file(
+                &results.join(group_of(&category.name)),
+                &category.name,
+                &lines,
+            )?;
+            let refs: Vec<&EntryOutcome> = outcomes.iter().collect();
+            scores.push(category_score(&category.name, &refs));
+            all_outcomes.extend(outcomes);
+        }
+        per_repeat_scores.push(scores);
+    }
+    bar.finish_and_clear();
+
+    let info = backend.info();
+    let summary = RunSummary {
+        run_id,
+        mode: options.mode,
+        call_format: match options.mode {
+            Mode::Harness => Some(
+                options
+                    .call_format
+                    .unwrap_or(backend.family().default_call_format()),
+            ),
+            Mode::Prompt => None,
+        },
+        model: info.model_path.or(Some(info.name)),
+        result_model: options.result_model.clone(),
+        repeats: options.repeats,
+        seed: options.seed,
+        temperature: options.sampling.temperature,
+        max_tokens: options.max_tokens,
+        limit: options.limit,
+        inference_errors: all_outcomes
+            .iter()
+            .filter(|o| o.inference_error.is_some())
+            .count(),
+        seconds: started.elapsed().as_secs_f64(),
+        scores: summarize(&per_repeat_scores),
+    };
+    let summary_path = dir.join(SUMMARY_FILE);
+    fs::write(
+        &summary_path,
+        serde_json::to_string_pretty(&summary)? + "\n",
+    )
+    .with_context(|| format!("writing {}", summary_path.display()))?;
+    Ok(BenchRun {
+        dir,
+        summary,
+        outcomes: all_outcomes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_expand_all_and_keep_order() {
+        let chosen = parse_categories(&["parallel,simple_python".into(), "parallel".into()]);
+        assert_eq!(chosen.unwrap(), ["parallel", "simple_python"]);
+        assert_eq!(parse_categories(&["all".into()]).unwrap().len(), 10);
+        let err = parse_categories(&["simple".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown BFCL category \"simple\""), "{err}");
+    }
+
+    #[test]
+    fn groups_and_folders_follow_bfcl() {
+        assert_eq!(group_of("live_simple"), "live");
+        assert_eq!(group_of("irrelevance"), "non_live");
+        assert_eq!(model_folder("google/gemma-3-1b-it"), "google_gemma-3-1b-it");
+        assert_eq!(
+            default_result_model(Some("/m/gemma-3-270m-q4_k_m.gguf"), "x"),
+            "gemma-3-270m-q4-k-m"
+        );
+        assert_eq!(default_result_model(None, "scripted"), "scripted");
+    }
+}

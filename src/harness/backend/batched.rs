@@ -1,0 +1,633 @@
+//! Many generations at once over one model and one context: continuous batching with
+//! shared-prefix KV reuse.
+//!
+//! A dedicated thread owns the context and serves every client. Each `decode` call carries one
+//! token for every sequence that is generating plus whole prompt chunks of sequences still
+//! prefilling, so a new request joins the batch without waiting for the others to end. A new
+//! prompt starts from the longest cached prefix held by any sequence: in a unified KV cache,
+//! copying a sequence's prefix to another only tags the same cells, so the shared system prompt
+//! and worked examples are computed once.
+//!
+//! Determinism: a request's tokens depend on its prompt and seed, and on the floating-point
+//! result of the batches it was computed in. Which other sequences share those batches depends on
+//! timing, so outputs can differ from a one-sequence backend's in the last bits of the logits
+//! (see docs/throughput.md for how often that changes a transcript).
+
+use std::collections::VecDeque;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context as _};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::LlamaModel;
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use serde::{Deserialize, Serialize};
+
+use super::llama::{first_stop, load_model, runtime, sampler, LlamaOptions, PREFILL_CHUNK};
+use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
+use crate::harness::template::Family;
+
+#[derive(Debug, Clone)]
+pub struct BatchedOptions {
+    /// `n_ctx` is the context of one sequence, as for a one-sequence backend.
+    pub llama: LlamaOptions,
+    /// Sequences decoded together; clients beyond this wait for a free one.
+    pub sequences: usize,
+}
+
+impl BatchedOptions {
+    pub fn new(llama: LlamaOptions, sequences: usize) -> Self {
+        BatchedOptions {
+            llama,
+            sequences: sequences.max(1),
+        }
+    }
+}
+
+/// Totals over the engine's life, for throughput reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineStats {
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    /// Prompt tokens whose KV entries came from a cached prefix.
+    pub cached_prompt_tokens: u64,
+    /// Requests that reused a cached prefix at all.
+    pub prefix_hits: u64,
+    pub generated_tokens: u64,
+    pub decode_calls: u64,
+    /// Time inside decode calls that carried prompt tokens (generating sequences ride along).
+    pub prefill_secs: f64,
+    /// Time inside decode calls that carried only generated tokens.
+    pub decode_secs: f64,
+    /// Most sequences in one decode call.
+    pub peak_sequences: u32,
+}
+
+struct Job {
+    client: u64,
+    request: GenRequest,
+    received: Instant,
+    reply: Sender<anyhow::Result<Generation>>,
+}
+
+struct Shared {
+    family: Family,
+    info: BackendInfo,
+    next_client: AtomicU64,
+    stats: Arc<Mutex<EngineStats>>,
+}
+
+/// The engine: owns the serving thread. Hand out [`BatchedHandle`]s to clients; the thread ends
+/// when the engine and every handle are gone.
+pub struct BatchedEngine {
+    sender: Sender<Job>,
+    shared: Arc<Shared>,
+}
+
+impl BatchedEngine {
+    pub fn start(options: &BatchedOptions) -> anyhow::Result<Self> {
+        validate(options)?;
+        let loaded = load_model(&options.llama)?;
+        let sequences = options.sequences.max(1);
+        let seq_ctx = options.llama.n_ctx as usize;
+        // Every sequence may fill its own context; shared prefixes only save cells.
+        let n_ctx = (sequences * seq_ctx) as u32;
+        let n_batch = (PREFILL_CHUNK + sequences) as u32;
+        let threads = loaded.info.threads as i32;
+        let params = LlamaContextParams::default()
+            .with_n_ctx(NonZeroU32::new(n_ctx))
+            .with_n_batch(n_batch)
+            .with_n_ubatch(n_batch)
+            .with_n_seq_max(sequences as u32)
+            .with_n_threads(threads)
+            .with_n_threads_batch(threads)
+            // One cell pool for all sequences: copying a prefix tags cells instead of copying.
+            .with_kv_unified(true)
+            // A full sliding-window cache keeps partial removal exact (Gemma 3 uses a 512 window).
+            .with_swa_full(true);
+        let model = loaded.model;
+        let path = options.llama.model_path.clone();
+        let (job_sender, jobs) = mpsc::channel::<Job>();
+        let (ready_sender, ready) = mpsc::channel::<anyhow::Result<u32>>();
+        let mut info = loaded.info;
+        info.name = "llama.cpp batched".into();
+        info.n_ctx = seq_ctx as u32;
+        info.sequences = sequences as u32;
+        info.n_batch = n_batch;
+        let stats = Arc::new(Mutex::new(EngineStats::default()));
+        let thread_stats = Arc::clone(&stats);
+        let started = Instant::now();
+        std::thread::Builder::new()
+            .name("skilleval-engine".into())
+            .spawn(move || {
+                // The context is not Send: it is made, used and dropped on this thread.
+                let context = match runtime().and_then(|rt| {
+                    model.new_context(rt, params).with_context(|| {
+                        format!("{}: cannot create a llama.cpp context", path.display())
+                    })
+                }) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        let _ = ready_sender.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = ready_sender.send(Ok(context.n_ctx()));
+                let mut engine = Engine::new(model, context, sequences, seq_ctx, thread_stats);
+                engine.serve(jobs);
+            })
+            .context("cannot start the engine thread")?;
+        ready
+            .recv()
+            .map_err(|_| anyhow!("the engine thread ended while starting"))??;
+        info.load_secs += started.elapsed().as_secs_f64();
+        Ok(BatchedEngine {
+            sender: job_sender,
+            shared: Arc::new(Shared {
+                family: loaded.family,
+                info,
+                next_client: AtomicU64::new(0),
+                stats,
+            }),
+        })
+    }
+
+    pub fn handle(&self) -> BatchedHandle {
+        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared))
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        lock_stats(&self.shared.stats).clone()
+    }
+}
+
+fn lock_stats(stats: &Mutex<EngineStats>) -> std::sync::MutexGuard<'_, EngineStats> {
+    // Stats are plain counters: a panic elsewhere leaves them usable.
+    stats.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A client's way in: `generate` queues the request and blocks until it is answered. Each handle
+/// (and each clone) is a client of its own, so that its next prompt, which usually extends its
+/// last, goes back to the sequence that holds the last one.
+pub struct BatchedHandle {
+    sender: Sender<Job>,
+    shared: Arc<Shared>,
+    client: u64,
+}
+
+impl BatchedHandle {
+    fn new(sender: Sender<Job>, shared: Arc<Shared>) -> Self {
+        let client = shared.next_client.fetch_add(1, Ordering::Relaxed);
+        BatchedHandle {
+            sender,
+            shared,
+            client,
+        }
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        lock_stats(&self.shared.stats).clone()
+    }
+}
+
+impl Clone for BatchedHandle {
+    fn clone(&self) -> Self {
+        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared))
+    }
+}
+
+impl Backend for BatchedHandle {
+    fn family(&self) -> Family {
+        self.shared.family
+    }
+
+    fn info(&self) -> BackendInfo {
+        self.shared.info.clone()
+    }
+
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        let (reply, answer) = mpsc::channel();
+        self.sender
+            .send(Job {
+                client: self.client,
+                request: request.clone(),
+                received: Instant::now(),
+                reply,
+            })
+            .map_err(|_| anyhow!("the batched engine has stopped"))?;
+        answer
+            .recv()
+            .map_err(|_| anyhow!("the batched engine stopped during a generation"))?
+    }
+
+    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
+        Some(Box::new(self.clone()))
+    }
+}
+
+/// One request being served.
+struct Active {
+    job: Job,
+    tokens: Vec<LlamaToken>,
+    /// Next prompt position to compute; `tokens.len()` once generating.
+    next: usize,
+    reused: usize,
+    sampler: LlamaSampler,
+    budget: usize,
+    generated: u32,
+    /// The last sampled token, fed in the next decode call.
+    pending: Option<LlamaToken>,
+    bytes: Vec<u8>,
+    /// Where this sequence's logits sit in the batch just decoded.
+    logits_at: Option<i32>,
+    admitted: Instant,
+    prompt_done: Option<Instant>,
+    first_token: Option<Instant>,
+    /// Admission order: prefill goes first come, first served.
+    order: u64,
+}
+
+struct Slot {
+    /// Tokens whose KV entries this sequence holds, from position 0, all computed in whole
+    /// canonical chunks.
+    cached: Vec<LlamaToken>,
+    last_client: Option<u64>,
+    last_used: u64,
+    active: Option<Active>,
+}
+
+struct Engine {
+    model: &'static LlamaModel,
+    context: LlamaContext<'static>,
+    slots: Vec<Slot>,
+    seq_ctx: usize,
+    queue: VecDeque<Job>,
+    batch: LlamaBatch<'static>,
+    tick: u64,
+    stats: Arc<Mutex<EngineStats>>,
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Engine {
+    fn new(
+        model: &'static LlamaModel,
+        context: LlamaContext<'static>,
+        sequences: usize,
+        seq_ctx: usize,
+        stats: Arc<Mutex<EngineStats>>,
+    ) -> Self {
+        Engine {
+            model,
+            context,
+            slots: (0..sequences)
+                .map(|_| Slot {
+                    cached: Vec::new(),
+                    last_client: None,
+                    last_used: 0,
+                    active: None,
+                })
+                .collect(),
+            seq_ctx,
+            queue: VecDeque::new(),
+            batch: LlamaBatch::new(PREFILL_CHUNK + sequences, 1),
+            tick: 0,
+            stats,
+        }
+    }
+
+    fn serve(&mut self, jobs: Receiver<Job>) {
+        loop {
+            let busy = self.slots.iter().any(|s| s.active.is_some());
+            if !busy && self.queue.is_empty() {
+                match jobs.recv() {
+                    Ok(job) => self.queue.push_back(job),
+                    Err(_) => return,
+                }
+            }
+            while let Ok(job) = jobs.try_recv() {
+                self.queue.push_back(job);
+            }
+            self.admit();
+            if self.slots.iter().any(|s| s.active.is_some()) {
+                self.step();
+            }
+        }
+    }
+
+    /// Moves queued requests into free sequences, each starting from the best cached prefix.
+    fn admit(&mut self) {
+        while self.slots.iter().any(|s| s.active.is_none()) {
+            let Some(job) = self.queue.pop_front() else {
+                return;
+            };
+            let tokens = self
+                .model
+                .vocab()
+                .tokenize(job.request.prompt.as_bytes(), false, true);
+            if tokens.is_empty() {
+                let _ = job.reply.send(Err(anyhow!("the prompt is empty")));
+                continue;
+            }
+            if tokens.len() + 1 >= self.seq_ctx {
+                let _ = job.reply.send(Err(anyhow!(
+                    "the prompt has {} tokens, more than the context of {} holds",
+                    tokens.len(),
+                    self.seq_ctx
+                )));
+                continue;
+            }
+            self.start(job, tokens);
+        }
+    }
+
+    fn start(&mut self, job: Job, tokens: Vec<LlamaToken>) {
+        let target = self.pick_slot(job.client, &tokens);
+        // The longest exact prefix any sequence holds; the target's own wins ties (no copy).
+        let (mut source, mut common) = (target, common_prefix(&self.slots[target].cached, &tokens));
+        for (i, slot) in self.slots.iter().enumerate() {
+            let c = common_prefix(&slot.cached, &tokens);
+            if c > common {
+                (source, common) = (i, c);
+            }
+        }
+        // Keep at least the last prompt token to compute (its logits start the generation), and
+        // cut back to a chunk boundary so every chunk is computed whole.
+        let keep = (common.min(tokens.len() - 1) / PREFILL_CHUNK) * PREFILL_CHUNK;
+        let seq = target as i32;
+        let reset = if source == target {
+            self.context
+                .clear_kv_cache_seq(Some(target as u32), Some(keep as u32), None)
+                .map(|_| ())
+        } else {
+            self.context
+                .clear_kv_cache_seq(Some(target as u32), None, None)
+                .map(|_| ())
+                .and_then(|_| {
+                    if keep > 0 {
+                        self.context
+                            .kv_cache_seq_cp(source as i32, seq, Some(0), Some(keep as u32))
+                    } else {
+                        Ok(())
+                    }
+                })
+        };
+        if let Err(e) = reset {
+            let _ = job.reply.send(Err(anyhow!("cache reuse failed: {e}")));
+            self.slots[target].cached.clear();
+            return;
+        }
+        self.slots[target].cached = tokens[..keep].to_vec();
+        let budget = (job.request.max_tokens as usize).min(self.seq_ctx - tokens.len() - 1);
+        {
+            let mut stats = lock_stats(&self.stats);
+            stats.requests += 1;
+            stats.prompt_tokens += tokens.len() as u64;
+            stats.cached_prompt_tokens += keep as u64;
+            stats.prefix_hits += u64::from(keep > 0);
+        }
+        self.tick += 1;
+        let slot = &mut self.slots[target];
+        slot.last_client = Some(job.client);
+        slot.last_used = self.tick;
+        slot.active = Some(Active {
+            sampler: sampler(&job.request.sampling),
+            job,
+            next: keep,
+            reused: keep,
+            tokens,
+            budget,
+            generated: 0,
+            pending: None,
+            bytes: Vec::new(),
+            logits_at: None,
+            admitted: Instant::now(),
+            prompt_done: None,
+            first_token: None,
+            order: self.tick,
+        });
+        if budget == 0 {
+            self.finish(target, FinishReason::MaxTokens, String::new());
+        }
+    }
+
+    /// A free sequence for `client`: the one it used last, else the one whose cache shares the
+    /// most with the prompt, else the least recently used.
+    fn pick_slot(&self, client: u64, tokens: &[LlamaToken]) -> usize {
+        let free = || {
+            self.slots
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.active.is_none())
+        };
+        if let Some((i, _)) = free().find(|(_, s)| s.last_client == Some(client)) {
+            return i;
+        }
+        free()
+            .max_by_key(|(_, s)| (common_prefix(&s.cached, tokens), u64::MAX - s.last_used))
+            .map(|(i, _)| i)
+            .expect("a free sequence")
+    }
+
+    /// One decode call: a token for each generating sequence, then whole prompt chunks of
+    /// prefilling sequences, oldest first, while they fit.
+    fn step(&mut self) {
+        self.batch.clear();
+        let mut room = PREFILL_CHUNK;
+        let mut prefill_tokens = 0usize;
+        let mut sequences = 0u32;
+        let mut order: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| self.slots[i].active.is_some())
+            .collect();
+        order.sort_by_key(|&i| self.slots[i].active.as_ref().map(|a| a.order));
+        let mut added: Vec<(usize, usize)> = Vec::new(); // (slot, prompt tokens added)
+        let mut failed: Option<String> = None;
+        for &i in &order {
+            let active = self.slots[i].active.as_mut().expect("active");
+            active.logits_at = None;
+            let seq = [i as i32];
+            if let Some(token) = active.pending {
+                let pos = active.tokens.len() + active.generated as usize - 1;
+                active.logits_at = Some(self.batch.n_tokens());
+                if let Err(e) = self.batch.add(token, pos as i32, &seq, true) {
+                    failed = Some(e.to_string());
+                }
+                sequences += 1;
+                added.push((i, 0));
+            }
+        }
+        for &i in &order {
+            let active = self.slots[i].active.as_mut().expect("active");
+            if active.next >= active.tokens.len() {
+                continue;
+            }
+            let end = ((active.next / PREFILL_CHUNK + 1) * PREFILL_CHUNK).min(active.tokens.len());
+            let n = end - active.next;
+            if n > room {
+                break;
+            }
+            for at in active.next..end {
+                let last = at + 1 == active.tokens.len();
+                if last {
+                    active.logits_at = Some(self.batch.n_tokens());
+                }
+                if let Err(e) = self
+                    .batch
+                    .add(active.tokens[at], at as i32, &[i as i32], last)
+                {
+                    failed = Some(e.to_string());
+                }
+            }
+            room -= n;
+            prefill_tokens += n;
+            sequences += 1;
+            added.push((i, n));
+        }
+        if let Some(e) = failed {
+            self.fail(&order, &format!("batch assembly failed: {e}"));
+            return;
+        }
+        let started = Instant::now();
+        let decoded = self.context.decode(&mut self.batch);
+        let secs = started.elapsed().as_secs_f64();
+        {
+            let mut stats = lock_stats(&self.stats);
+            stats.decode_calls += 1;
+            if prefill_tokens > 0 {
+                stats.prefill_secs += secs;
+            } else {
+                stats.decode_secs += secs;
+            }
+            stats.peak_sequences = stats.peak_sequences.max(sequences);
+        }
+        if let Err(e) = decoded {
+            let slots: Vec<usize> = added.iter().map(|&(i, _)| i).collect();
+            self.fail(&slots, &format!("decode failed: {e}"));
+            return;
+        }
+        let now = Instant::now();
+        for (i, n) in added {
+            let slot = &mut self.slots[i];
+            let active = slot.active.as_mut().expect("active");
+            if n > 0 {
+                let from = active.next;
+                active.next += n;
+                // Only whole chunks are canonical; a partial last chunk is recomputed next time.
+                if active.next % PREFILL_CHUNK == 0 {
+                    slot.cached.extend_from_slice(&active.tokens[from..active.next]);
+                }
+                if active.next < active.tokens.len() {
+                    continue;
+                }
+                active.prompt_done = Some(now);
+            }
+            self.sample(i);
+        }
+    }
+
+    fn sample(&mut self, i: usize) {
+        let vocab = self.model.vocab();
+        let active = self.slots[i].active.as_mut().expect("active");
+        let Some(at) = active.logits_at else {
+            return;
+        };
+        let token = active.sampler.sample(&self.context, at);
+        active.sampler.accept(token);
+        active.generated += 1;
+        if active.first_token.is_none() {
+            active.first_token = Some(Instant::now());
+        }
+        if vocab.is_eog(token) {
+            self.finish(i, FinishReason::Eos, String::new());
+            return;
+        }
+        active
+            .bytes
+            .extend_from_slice(&vocab.token_to_piece(token, false, None));
+        let mut text = String::from_utf8_lossy(&active.bytes).into_owned();
+        if let Some((at, stop)) = first_stop(&text, &active.job.request.stop) {
+            text.truncate(at);
+            self.finish(i, FinishReason::Stop(stop), text);
+            return;
+        }
+        if active.generated as usize >= active.budget {
+            self.finish(i, FinishReason::MaxTokens, text);
+            return;
+        }
+        active.pending = Some(token);
+    }
+
+    /// Answers the request and frees its sequence, keeping its canonical prompt prefix cached.
+    fn finish(&mut self, i: usize, finish: FinishReason, text: String) {
+        let slot = &mut self.slots[i];
+        let Some(active) = slot.active.take() else {
+            return;
+        };
+        // Generated tokens were computed one at a time: not canonical, and they hold cells.
+        let _ = self
+            .context
+            .clear_kv_cache_seq(Some(i as u32), Some(slot.cached.len() as u32), None);
+        let now = Instant::now();
+        let prompt_done = active.prompt_done.unwrap_or(now);
+        let metrics = GenMetrics {
+            prompt_tokens: active.tokens.len() as u32,
+            cached_prompt_tokens: active.reused as u32,
+            generated_tokens: active.generated,
+            prefill_secs: (prompt_done - active.admitted).as_secs_f64(),
+            decode_secs: (now - prompt_done).as_secs_f64(),
+            ttft_secs: active
+                .first_token
+                .map(|t| (t - active.job.received).as_secs_f64())
+                .unwrap_or(0.0),
+        };
+        lock_stats(&self.stats).generated_tokens += u64::from(active.generated);
+        // A client that went away no longer needs the answer.
+        let _ = active.job.reply.send(Ok(Generation {
+            text,
+            finish,
+            metrics,
+        }));
+    }
+
+    /// Ends the given requests with an error and drops what their sequences held.
+    fn fail(&mut self, slots: &[usize], message: &str) {
+        for &i in slots {
+            let slot = &mut self.slots[i];
+            if let Some(active) = slot.active.take() {
+                let _ = active.job.reply.send(Err(anyhow!("{message}")));
+            }
+            slot.cached.clear();
+            let _ = self.context.clear_kv_cache_seq(Some(i as u32), None, None);
+        }
+    }
+}
+
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), if the system says.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Checks that options make sense before a model loads.
+pub fn validate(options: &BatchedOptions) -> anyhow::Result<()> {
+    if options.sequences == 0 {
+        bail!("the engine needs at least one sequence");
+    }
+    if (options.llama.n_ctx as usize) <= PREFILL_CHUNK {
+        bail!(
+            "a context of {} tokens per sequence is too small; give more than {PREFILL_CHUNK}",
+            options.llama.n_ctx
+        );
+    }
+    Ok(())
+}

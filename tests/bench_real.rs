@@ -1,0 +1,121 @@
+//! `skilleval bench` on the real default model, through the binary. The model is a tiny base
+//! model, so these assert the shape of the output, not accuracy.
+
+// Only the model path is needed here; the shared loader stays unused.
+#[allow(dead_code)]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// One model process at a time: the runs share two cores with everything else.
+static MODEL_RUNS: Mutex<()> = Mutex::new(());
+
+fn skilleval(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout_of(out: &Output) -> String {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `n` and `correct` cells of a category's row.
+fn row_counts(table: &str, category: &str) -> (String, String) {
+    let row = table
+        .lines()
+        .find(|l| l.contains(&format!(" {category} ")))
+        .unwrap_or_else(|| panic!("no {category} row in:\n{table}"));
+    let cells: Vec<&str> = row
+        .split(['│', '┆'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    (cells[1].to_string(), cells[2].to_string())
+}
+
+fn only_run_dir(output: &Path) -> PathBuf {
+    let runs: Vec<PathBuf> = std::fs::read_dir(output)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert!(runs[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("bench-"));
+    runs[0].clone()
+}
+
+fn bench_and_rescore(mode: &str, category: &str, limit: usize) {
+    let _one_at_a_time = MODEL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let model = common::model_path();
+    let output = tempfile::tempdir().unwrap();
+    let limit = limit.to_string();
+    let out = skilleval(&[
+        "bench",
+        "--bfcl",
+        category,
+        "--mode",
+        mode,
+        "--limit",
+        &limit,
+        // The base model tends to run on to the limit; a short one keeps the test quick.
+        "--max-tokens",
+        "48",
+        "--ctx",
+        "2048",
+        "--model",
+        model.to_str().unwrap(),
+        "--output",
+        output.path().to_str().unwrap(),
+    ]);
+    let table = stdout_of(&out);
+    let (n, correct) = row_counts(&table, category);
+    assert_eq!(n, limit, "{table}");
+    assert!(table.contains(&format!("mode {mode}")), "{table}");
+
+    let run_dir = only_run_dir(output.path());
+    let records = std::fs::read_to_string(run_dir.join("entries.jsonl")).unwrap();
+    assert_eq!(records.lines().count(), limit.parse::<usize>().unwrap());
+    for line in records.lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(record["mode"], mode);
+        assert_eq!(record["category"], category);
+        assert!(record["tokens"]["prompt"].as_u64().unwrap() > 0);
+    }
+    let stem = model
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .replace('_', "-");
+    let result_file = run_dir
+        .join("result")
+        .join(stem)
+        .join("non_live")
+        .join(format!("BFCL_v4_{category}_result.json"));
+    assert!(result_file.is_file(), "{}", result_file.display());
+
+    let rescored = stdout_of(&skilleval(&["bench", "score", run_dir.to_str().unwrap()]));
+    assert_eq!(row_counts(&rescored, category), (n, correct), "{rescored}");
+}
+
+#[test]
+fn prompt_mode_runs_and_its_results_rescore_the_same() {
+    bench_and_rescore("prompt", "simple_python", 3);
+}
+
+#[test]
+fn harness_mode_runs_and_its_results_rescore_the_same() {
+    bench_and_rescore("harness", "simple_python", 2);
+}

@@ -1,0 +1,401 @@
+//! `bench` on a scripted backend: both modes score replies as the checker does, and the
+//! result files they write re-score to the same verdicts.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+use skilleval::bench::checker::check;
+use skilleval::bench::corpus::{default_root, load_category, Entry};
+use skilleval::bench::harness::run_harness_mode;
+use skilleval::bench::run::{self, BenchOptions, CategoryEntries, EntryRecord, RunSummary};
+use skilleval::bench::score::{score_repeats, ExtraCategory};
+use skilleval::bench::{run_prompt_mode, Mode, RunOptions};
+use skilleval::harness::backend::scripted::ScriptedBackend;
+use skilleval::harness::backend::Sampling;
+use skilleval::harness::template::Family;
+use skilleval::harness::toolcall::render::render_call;
+use skilleval::harness::toolcall::CallFormat;
+
+fn entries(category: &str, ids: &[&str]) -> Vec<Entry> {
+    let all = load_category(&default_root(), category).unwrap();
+    ids.iter()
+        .map(|id| all.iter().find(|e| e.id == *id).unwrap().clone())
+        .collect()
+}
+
+fn markup(name: &str, args: Value) -> String {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    render_call(CallFormat::Markup, name, &args)
+}
+
+fn options(mode: Mode, output: &Path, repeats: u32, temperature: f32) -> BenchOptions {
+    BenchOptions {
+        mode,
+        call_format: None,
+        max_tokens: 256,
+        sampling: Sampling {
+            temperature,
+            ..Sampling::default()
+        },
+        seed: 7,
+        repeats,
+        limit: None,
+        output_root: output.to_path_buf(),
+        result_model: "scripted/model".into(),
+        progress: false,
+    }
+}
+
+fn verdicts(records: &[(bool, Option<String>)]) -> Vec<(bool, Option<&str>)> {
+    records
+        .iter()
+        .map(|(valid, kind)| (*valid, kind.as_deref()))
+        .collect()
+}
+
+#[test]
+fn prompt_mode_gives_the_checkers_verdicts() {
+    let simple = entries(
+        "simple_python",
+        &["simple_python_0", "simple_python_1", "simple_python_2"],
+    );
+    let replies = [
+        "[calculate_triangle_area(base=10, height=5)]",
+        "[math.factorial(number=4)]",
+        "The factorial is a product.",
+    ];
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let mut seen = Vec::new();
+    let outcomes = run_prompt_mode(&mut backend, &simple, &RunOptions::default(), &mut |o| {
+        seen.push(o.id.clone())
+    });
+    assert_eq!(
+        seen,
+        ["simple_python_0", "simple_python_1", "simple_python_2"]
+    );
+    let got: Vec<(bool, Option<String>)> = outcomes
+        .iter()
+        .map(|o| (o.check.valid, o.check.error_type.clone()))
+        .collect();
+    assert_eq!(
+        verdicts(&got),
+        [
+            (true, None),
+            (false, Some("value_error:others")),
+            (false, Some("ast_decoder:decoder_failed")),
+        ]
+    );
+    for (outcome, entry) in outcomes.iter().zip(&simple) {
+        let truth = entry.ground_truth.as_deref().unwrap();
+        let expected = check(&entry.category, &entry.functions, &outcome.reply, truth);
+        assert_eq!(outcome.check, expected, "{}", outcome.id);
+        assert_eq!(outcome.result, outcome.reply);
+    }
+    // The prompt is BFCL's: its system text opens Gemma's first user turn.
+    assert!(backend.prompts[0].contains("You are an expert in composing functions."));
+    assert!(backend.prompts[0].contains("\"name\": \"calculate_triangle_area\""));
+}
+
+#[test]
+fn a_backend_failure_is_scored_as_bfcl_scores_an_inference_error() {
+    let simple = entries("simple_python", &["simple_python_0"]);
+    let irrelevant = entries("irrelevance", &["irrelevance_0"]);
+    let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
+    let failed = run_prompt_mode(&mut backend, &simple, &RunOptions::default(), &mut |_| {});
+    assert!(failed[0].inference_error.is_some());
+    assert!(failed[0].result.starts_with("Error during inference: "));
+    assert!(!failed[0].check.valid);
+    let failed = run_prompt_mode(
+        &mut backend,
+        &irrelevant,
+        &RunOptions::default(),
+        &mut |_| {},
+    );
+    assert!(failed[0].check.valid, "no call is right for irrelevance");
+}
+
+#[test]
+fn harness_mode_checks_the_first_rounds_calls() {
+    let simple = entries(
+        "simple_python",
+        &[
+            "simple_python_0",
+            "simple_python_1",
+            "simple_python_2",
+            "simple_python_13",
+        ],
+    );
+    let replies = [
+        // Strings for numbers: the harness coerces them to the integers the schema asks for.
+        markup(
+            "calculate_triangle_area",
+            json!({"base": "10", "height": "5"}),
+        ),
+        markup("math.factorial", json!({"number": 4})),
+        "The hypotenuse is sqrt(41).".to_string(),
+        // Integers where the schema says float: numbers take the declared type.
+        markup(
+            "calculate_area_under_curve",
+            json!({"function": "x**2", "interval": [1, 3]}),
+        ),
+    ];
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let outcomes = run_harness_mode(
+        &mut backend,
+        &simple,
+        &RunOptions::default(),
+        None,
+        &mut |_| {},
+    );
+    assert_eq!(backend.remaining(), 0, "one round per entry");
+    let got: Vec<(bool, Option<String>)> = outcomes
+        .iter()
+        .map(|o| (o.check.valid, o.check.error_type.clone()))
+        .collect();
+    assert_eq!(
+        verdicts(&got),
+        [
+            (true, None),
+            (false, Some("value_error:others")),
+            (false, Some("simple_function_checker:wrong_count")),
+            (true, None),
+        ]
+    );
+    assert_eq!(
+        outcomes[0].result,
+        "[calculate_triangle_area(base=10, height=5)]"
+    );
+    assert_eq!(outcomes[2].result, "[]");
+    assert_eq!(
+        outcomes[3].result,
+        "[calculate_area_under_curve(function='x**2', interval=[1.0, 3.0])]"
+    );
+    // The written result reads back through BFCL's decoder to the same verdict.
+    for (outcome, entry) in outcomes.iter().zip(&simple) {
+        let truth = entry.ground_truth.as_deref().unwrap();
+        let rescored = check(&entry.category, &entry.functions, &outcome.result, truth);
+        assert_eq!(rescored.valid, outcome.check.valid, "{}", outcome.id);
+        assert_eq!(
+            rescored.error_type, outcome.check.error_type,
+            "{}",
+            outcome.id
+        );
+    }
+    // The tools are offered with JSON Schema types, not BFCL's.
+    assert!(backend.prompts[3].contains("interval (array, required)"));
+}
+
+#[test]
+fn harness_mode_scores_parallel_calls_and_irrelevance() {
+    let parallel = entries("parallel", &["parallel_0"]);
+    let irrelevance = entries("irrelevance", &["irrelevance_0", "irrelevance_1"]);
+    let both_calls = format!(
+        "{}\n{}",
+        markup(
+            "spotify.play",
+            json!({"artist": "Maroon 5", "duration": 15})
+        ),
+        markup(
+            "spotify.play",
+            json!({"artist": "Taylor Swift", "duration": 20})
+        ),
+    );
+    let irrelevant_name = irrelevance[1].functions[0]["name"].as_str().unwrap();
+    let mut backend = ScriptedBackend::new(
+        Family::Gemma,
+        [
+            both_calls,
+            "None of these functions fit the question.".to_string(),
+            markup(irrelevant_name, json!({})),
+        ],
+    );
+    let options = RunOptions::default();
+    let mut outcomes = run_harness_mode(&mut backend, &parallel, &options, None, &mut |_| {});
+    outcomes.extend(run_harness_mode(
+        &mut backend,
+        &irrelevance,
+        &options,
+        None,
+        &mut |_| {},
+    ));
+    let valid: Vec<bool> = outcomes.iter().map(|o| o.check.valid).collect();
+    assert_eq!(valid, [true, true, false]);
+    assert_eq!(
+        outcomes[2].check.error_type.as_deref(),
+        Some("irrelevance_error:decoder_success")
+    );
+}
+
+fn read_records(dir: &Path) -> Vec<EntryRecord> {
+    std::fs::read_to_string(dir.join(run::ENTRIES_FILE))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_run_writes_records_and_result_files_that_rescore_the_same() {
+    for mode in [Mode::Prompt, Mode::Harness] {
+        let simple = entries("simple_python", &["simple_python_0", "simple_python_1"]);
+        let irrelevance = entries("irrelevance", &["irrelevance_0"]);
+        let right = match mode {
+            Mode::Prompt => "[calculate_triangle_area(base=10, height=5)]".to_string(),
+            Mode::Harness => markup("calculate_triangle_area", json!({"base": 10, "height": 5})),
+        };
+        let replies = [right, "no idea".to_string(), "I can't help.".to_string()];
+        let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+        let selected = vec![
+            CategoryEntries {
+                name: "simple_python".into(),
+                entries: simple,
+                custom: false,
+            },
+            CategoryEntries {
+                name: "irrelevance".into(),
+                entries: irrelevance,
+                custom: false,
+            },
+        ];
+        let output = tempfile::tempdir().unwrap();
+        let bench = run::run(
+            &mut backend,
+            &selected,
+            &options(mode, output.path(), 1, 0.0),
+        )
+        .unwrap();
+
+        let scores = &bench.summary.scores;
+        let correct: Vec<(usize, usize)> = scores
+            .categories
+            .iter()
+            .map(|c| (c.correct, c.total))
+            .collect();
+        assert_eq!(correct, [(1, 2), (1, 1)], "{mode:?}");
+        assert_eq!((scores.total.correct, scores.total.total), (2, 3));
+
+        let result_file = bench
+            .dir
+            .join("result/scripted_model/non_live/BFCL_v4_simple_python_result.json");
+        assert!(result_file.is_file(), "{}", result_file.display());
+
+        let records = read_records(&bench.dir);
+        assert_eq!(records.len(), 3);
+        assert!(records.iter().all(|r| r.mode == mode && r.repeat == 1));
+        assert_eq!(records[0].id, "simple_python_0");
+        assert!(records[0].valid && !records[1].valid);
+
+        let summary: RunSummary = serde_json::from_str(
+            &std::fs::read_to_string(bench.dir.join(run::SUMMARY_FILE)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary, bench.summary);
+
+        let rescored = score_repeats(&bench.dir, &default_root(), &[]).unwrap();
+        let rescored = skilleval::bench::report::summarize(&rescored);
+        assert_eq!(rescored.categories, scores.categories, "{mode:?}");
+    }
+}
+
+#[test]
+fn repeats_get_their_own_seeds_and_result_trees() {
+    let simple = entries("simple_python", &["simple_python_0"]);
+    let selected = vec![CategoryEntries {
+        name: "simple_python".into(),
+        entries: simple,
+        custom: false,
+    }];
+    let replies = [
+        "[calculate_triangle_area(base=10, height=5)]",
+        "[calculate_triangle_area(base=1, height=5)]",
+    ];
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let output = tempfile::tempdir().unwrap();
+    let bench = run::run(
+        &mut backend,
+        &selected,
+        &options(Mode::Prompt, output.path(), 2, 0.7),
+    )
+    .unwrap();
+    let records = read_records(&bench.dir);
+    assert_eq!(records.len(), 2);
+    assert_ne!(records[0].seed, records[1].seed);
+    let category = &bench.summary.scores.categories[0];
+    assert_eq!(category.repeat_accuracy, [1.0, 0.0]);
+    assert_eq!(category.band(), (0.0, 1.0));
+    for repeat in [1, 2] {
+        let file = bench.dir.join(format!(
+            "repeat-{repeat}/result/scripted_model/non_live/BFCL_v4_simple_python_result.json"
+        ));
+        assert!(file.is_file(), "{}", file.display());
+    }
+    let rescored = score_repeats(&bench.dir, &default_root(), &[]).unwrap();
+    assert_eq!(rescored.len(), 2);
+    assert_eq!(
+        skilleval::bench::report::summarize(&rescored).categories[0].repeat_accuracy,
+        [1.0, 0.0]
+    );
+}
+
+#[test]
+fn a_custom_corpus_is_run_and_rescored_from_its_own_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let questions = dir.path().join("q.jsonl");
+    let answers = dir.path().join("a.jsonl");
+    std::fs::write(
+        &questions,
+        r#"{"id": "mine_0", "question": [[{"role": "user", "content": "Double 4."}]], "function": [{"name": "double", "description": "Doubles.", "parameters": {"type": "dict", "properties": {"n": {"type": "integer", "description": "A number."}}, "required": ["n"]}}]}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &answers,
+        r#"{"id": "mine_0", "ground_truth": [{"double": {"n": [4]}}]}"#,
+    )
+    .unwrap();
+    let custom = run::CustomCorpus {
+        questions,
+        answers: Some(answers),
+        name: "mine".into(),
+    };
+    let selected = run::select(&default_root(), &[], Some(&custom), None).unwrap();
+    let mut backend = ScriptedBackend::new(Family::Gemma, ["[double(n=4)]"]);
+    let output = tempfile::tempdir().unwrap();
+    let bench = run::run(
+        &mut backend,
+        &selected,
+        &options(Mode::Prompt, output.path(), 1, 0.0),
+    )
+    .unwrap();
+    assert_eq!(bench.summary.scores.categories[0].correct, 1);
+    let extra: Vec<ExtraCategory> = run::extra_categories(&selected);
+    let rescored = score_repeats(&bench.dir, &default_root(), &extra).unwrap();
+    assert_eq!(rescored[0][0].category, "mine");
+    assert_eq!(rescored[0][0].correct, 1);
+
+    let no_answers = run::CustomCorpus {
+        answers: None,
+        ..custom
+    };
+    let err = run::select(&default_root(), &[], Some(&no_answers), None).unwrap_err();
+    assert!(err.to_string().contains("needs --answers"), "{err}");
+}
+
+#[test]
+fn limit_keeps_the_first_entries_of_each_category() {
+    let chosen = run::parse_categories(&["simple_python,parallel".into()]).unwrap();
+    let selected = run::select(&default_root(), &chosen, None, Some(2)).unwrap();
+    let ids: Vec<Vec<&str>> = selected
+        .iter()
+        .map(|c| c.entries.iter().map(|e| e.id.as_str()).collect())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            vec!["simple_python_0", "simple_python_1"],
+            vec!["parallel_0", "parallel_1"]
+        ]
+    );
+}

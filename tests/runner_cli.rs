@@ -1,0 +1,143 @@
+//! `skilleval run` from the command line: a bad pack is one error line and exit code 1, before
+//! any model loads; and one small run of the mini pack on the real default model.
+
+mod runner_support;
+
+use std::process::{Command, Output};
+
+use skilleval::eval::journal;
+use skilleval::harness::transcript::StopReason;
+
+use runner_support::{copy_pack, edit, lines, mini_pack_dir};
+
+fn skilleval_run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn assert_one_error_line(out: &Output, names: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {stderr}");
+    assert!(lines[0].starts_with("error: "), "{stderr}");
+    for name in names {
+        assert!(lines[0].contains(name), "{name} not in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_bad_pack_is_one_error_line_naming_the_file() {
+    let (_temp, dir) = copy_pack("mini");
+    let file = dir.join("pack.toml");
+    edit(
+        &file,
+        "kind = \"tool_not_called\"",
+        "kind = \"tool_never_called\"",
+    );
+    // A model path that does not exist proves the pack is refused before any model loads.
+    let out = skilleval_run(&[
+        "--pack",
+        dir.to_str().unwrap(),
+        "--model",
+        "/nonexistent/model.gguf",
+    ]);
+    assert_one_error_line(
+        &out,
+        &[
+            file.to_str().unwrap(),
+            "field `laws[2]`",
+            "tool_never_called",
+        ],
+    );
+
+    let absent = dir.join("no-such-pack");
+    let out = skilleval_run(&["--pack", absent.to_str().unwrap()]);
+    assert_one_error_line(&out, &["no-such-pack", "pack.toml", "cannot read pack"]);
+}
+
+#[test]
+fn a_bad_corpus_line_is_named_before_the_model_loads() {
+    let (_temp, dir) = copy_pack("mini");
+    let corpus = dir.join("corpus.jsonl");
+    edit(&corpus, "\"id\": \"chitchat-thanks\", ", "");
+    let out = skilleval_run(&[
+        "--pack",
+        dir.to_str().unwrap(),
+        "--model",
+        "/nonexistent/model.gguf",
+    ]);
+    let line = lines(&corpus).len();
+    assert_one_error_line(
+        &out,
+        &[&format!("{}:{line}:", corpus.display()), "field `id`"],
+    );
+}
+
+#[test]
+fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
+    let model = skilleval::model_path::resolve(None);
+    assert!(
+        model.is_file(),
+        "{} is missing: run scripts/setup.sh first",
+        model.display()
+    );
+    let output = tempfile::tempdir().unwrap();
+    let variant = mini_pack_dir().join("variant.md");
+    let out = skilleval_run(&[
+        "--pack",
+        mini_pack_dir().to_str().unwrap(),
+        "--variant",
+        variant.to_str().unwrap(),
+        "--limit",
+        "3",
+        "--repeats",
+        "1",
+        "--output",
+        output.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    for column in ["category", "baseline", "variant", "verdict", "total"] {
+        assert!(stdout.contains(column), "{column} not in: {stdout}");
+    }
+
+    let runs: Vec<_> = std::fs::read_dir(output.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let dir = runs[0].path();
+    assert!(stdout.contains(&dir.display().to_string()), "{stdout}");
+    for file in ["manifest.json", "summary.json", "summary.csv", "report.md"] {
+        assert!(dir.join(file).is_file(), "{file} missing");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["samples"], 3);
+    assert_eq!(
+        manifest["model_sha256"].as_str().map(str::len),
+        Some(64),
+        "the model file is fingerprinted"
+    );
+
+    let entries = journal::read(&dir.join("journal.jsonl")).unwrap();
+    assert_eq!(entries.len(), 2 * 3);
+    for entry in &entries {
+        let t = &entry.transcript;
+        assert!(!t.rounds.is_empty(), "{}: no round", entry.sample_id);
+        assert!(
+            !matches!(t.stop, StopReason::Error(_)),
+            "{}: {:?}",
+            entry.sample_id,
+            t.stop
+        );
+        assert_eq!(t.metrics.rounds as usize, t.rounds.len());
+        assert!(t.metrics.generated_tokens > 0, "{}", entry.sample_id);
+    }
+}

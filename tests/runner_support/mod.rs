@@ -1,0 +1,88 @@
+//! Shared by the runner's tests: the test packs, temporary copies of them, and scripts for the
+//! scripted backend written in the order the runner asks for replies.
+
+#![allow(dead_code)] // Each test binary uses its own part of this module.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use skilleval::eval::corpus::Sample;
+use skilleval::eval::plan::{self, Unit};
+use skilleval::eval::stats::Arm;
+use skilleval::harness::agent::example_call;
+use skilleval::harness::toolcall::CallFormat;
+
+pub fn packs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/packs")
+}
+
+pub fn mini_pack_dir() -> PathBuf {
+    packs_dir().join("mini")
+}
+
+/// A copy of a test pack in a temporary folder, to edit or to record into.
+pub fn copy_pack(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let temp = tempfile::tempdir().expect("temporary folder");
+    let dir = temp.path().join(name);
+    copy_dir(&packs_dir().join(name), &dir);
+    (temp, dir)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create folder");
+    for entry in std::fs::read_dir(from).expect("read folder").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy file");
+        }
+    }
+}
+
+/// Replaces the one occurrence of `old` in a file; panics when it is not there exactly once,
+/// so a test cannot silently run on an unchanged pack.
+pub fn edit(path: &Path, old: &str, new: &str) {
+    let text = std::fs::read_to_string(path).expect("read file to edit");
+    assert_eq!(
+        text.matches(old).count(),
+        1,
+        "{old:?} in {}",
+        path.display()
+    );
+    std::fs::write(path, text.replacen(old, new, 1)).expect("write edited file");
+}
+
+/// A call as the default (Gemma) family writes it.
+pub fn call(tool: &str, argument: &str, value: &str) -> String {
+    let mut arguments = Map::new();
+    arguments.insert(argument.to_string(), Value::String(value.to_string()));
+    example_call(CallFormat::Markup, tool, &arguments)
+}
+
+/// The scripted backend's replies for a whole run. The runner asks in plan order (arm, then
+/// repeat, then sample) and each unit takes as many replies as it has rounds, so the script
+/// is written by walking the same plan. `skip` leaves out the first units (already journaled).
+pub fn script(
+    samples: &[Sample],
+    repeats: u32,
+    aa: bool,
+    skip: usize,
+    replies_for: impl Fn(&Sample, Arm) -> Vec<String>,
+) -> Vec<String> {
+    plan::plan(samples, repeats, 0, aa)
+        .iter()
+        .skip(skip)
+        .flat_map(|unit: &Unit| replies_for(&samples[unit.sample_index], unit.arm))
+        .collect()
+}
+
+/// Lines of a file that are not blank.
+pub fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
