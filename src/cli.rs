@@ -15,8 +15,10 @@ use crate::bench::Mode;
 use crate::eval::pack::Pack;
 use crate::eval::replay::RecordMode;
 use crate::eval::runner::{self, RunOptions};
+use crate::eval::scheduler::Profile;
 use crate::eval::{report, stats};
 use crate::harness::agent::{self, AgentRequest, Budgets};
+use crate::harness::backend::batched::{BatchedEngine, BatchedOptions};
 use crate::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use crate::harness::backend::{Backend, GenRequest, Sampling};
 use crate::harness::skills::SkillTree;
@@ -291,9 +293,20 @@ pub struct RunArgs {
     /// Where run folders go
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
+    /// Samples run at once over one model, their sequences decoded in shared batches (1: one at
+    /// a time, bit-for-bit as a one-sequence backend)
+    #[arg(long, default_value_t = DEFAULT_PARALLEL, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub parallel: u32,
+    /// Print where the run's time and tokens went
+    #[arg(long)]
+    pub profile: bool,
     #[command(flatten)]
     pub model: ModelArgs,
 }
+
+/// Sequences batched together by default: on 2 cores, throughput still grows well past this,
+/// but each sample's latency grows with the batch (docs/throughput.md).
+pub const DEFAULT_PARALLEL: u32 = 8;
 
 fn print_metrics(backend: &dyn Backend, m: &crate::harness::backend::GenMetrics) {
     let info = backend.info();
@@ -510,13 +523,31 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.progress = std::io::stderr().is_terminal();
     // Fail on pack, corpus and variant mistakes before the model loads.
     runner::check_inputs(&opts)?;
-    let mut backend = args.model.load()?;
-    let result = runner::run(&mut backend, &opts)?;
+    opts.parallel = args.parallel as usize;
+    let result = if args.parallel > 1 {
+        let mut llama = LlamaOptions::new(model_path::resolve(args.model.model.clone()));
+        llama.family = args.model.family;
+        llama.n_ctx = args.model.ctx;
+        llama.threads = args.model.threads;
+        let engine = BatchedEngine::start(&BatchedOptions::new(llama, opts.parallel))?;
+        runner::run(&mut engine.handle(), &opts)?
+    } else {
+        runner::run(&mut args.model.load()?, &opts)?
+    };
+    let profile: Option<Profile> = std::fs::read_to_string(result.dir.join("profile.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok());
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
         println!("{}", report::table(&result.summary));
+        if let Some(p) = &profile {
+            println!("{}", p.line());
+        }
         println!("run {} → {}", result.run_id, result.dir.display());
+    }
+    if let (true, Some(p)) = (args.profile, &profile) {
+        eprint!("{}", p.table());
     }
     Ok(
         if args.fail_on.is_some() && stats::any_worse(&result.summary) {

@@ -318,6 +318,7 @@ pub fn run(
         let mut scores = Vec::new();
         for category in selected {
             let (mut valid, mut done) = (0usize, 0usize);
+            let mut write_error: Option<std::io::Error> = None;
             let mut on_entry = |outcome: &EntryOutcome| {
                 done += 1;
                 valid += usize::from(outcome.check.valid);
@@ -326,6 +327,14 @@ pub fn run(
                     category.name
                 ));
                 bar.inc(1);
+                // Written as each entry ends, so an interrupted run keeps its records.
+                let record = EntryRecord::new(outcome, run_options.seed_for(&outcome.id));
+                let line = serde_json::to_string(&record).expect("records serialize");
+                if let Err(error) =
+                    writeln!(entries_file, "{line}").and_then(|()| entries_file.flush())
+                {
+                    write_error.get_or_insert(error);
+                }
             };
             let outcomes = match options.mode {
                 Mode::Prompt => {
@@ -339,9 +348,8 @@ pub fn run(
                     &mut on_entry,
                 ),
             };
-            for outcome in &outcomes {
-                let record = EntryRecord::new(outcome, run_options.seed_for(&outcome.id));
-                writeln!(entries_file, "{}", serde_json::to_string(&record)?)?;
+            if let Some(error) = write_error {
+                return Err(error).with_context(|| format!("writing {}", entries_path.display()));
             }
             let lines: Vec<_> = outcomes.iter().map(EntryOutcome::result_line).collect();
             write_result_file(

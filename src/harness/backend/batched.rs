@@ -96,21 +96,8 @@ impl BatchedEngine {
         let loaded = load_model(&options.llama)?;
         let sequences = options.sequences.max(1);
         let seq_ctx = options.llama.n_ctx as usize;
-        // Every sequence may fill its own context; shared prefixes only save cells.
-        let n_ctx = (sequences * seq_ctx) as u32;
         let n_batch = (PREFILL_CHUNK + sequences) as u32;
-        let threads = loaded.info.threads as i32;
-        let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(n_ctx))
-            .with_n_batch(n_batch)
-            .with_n_ubatch(n_batch)
-            .with_n_seq_max(sequences as u32)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads)
-            // One cell pool for all sequences: copying a prefix tags cells instead of copying.
-            .with_kv_unified(true)
-            // A full sliding-window cache keeps partial removal exact (Gemma 3 uses a 512 window).
-            .with_swa_full(true);
+        let params = context_params(sequences, seq_ctx, loaded.info.threads);
         let model = loaded.model;
         let path = options.llama.model_path.clone();
         let (job_sender, jobs) = mpsc::channel::<Job>();
@@ -608,6 +595,66 @@ impl Engine {
             let _ = self.context.clear_kv_cache_seq(Some(i as u32), None, None);
         }
     }
+}
+
+/// The one context the engine decodes in. Every sequence may fill its own context; shared
+/// prefixes only save cells.
+fn context_params(sequences: usize, seq_ctx: usize, threads: u32) -> LlamaContextParams {
+    let n_batch = (PREFILL_CHUNK + sequences) as u32;
+    LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new((sequences * seq_ctx) as u32))
+        .with_n_batch(n_batch)
+        .with_n_ubatch(n_batch)
+        .with_n_seq_max(sequences as u32)
+        .with_n_threads(threads as i32)
+        .with_n_threads_batch(threads as i32)
+        // One cell pool for all sequences: copying a prefix tags cells instead of copying.
+        .with_kv_unified(true)
+        // A full sliding-window cache keeps partial removal exact (Gemma 3 uses a 512 window).
+        .with_swa_full(true)
+}
+
+/// Generated tokens per second of a bare loop, no harness: `sequences` copies of a prompt of
+/// `prompt_tokens` tokens, then `steps` decode calls of one token per sequence, in a context
+/// made as the engine makes its own. A reference for what the engine could reach.
+pub fn bare_decode_rate(
+    options: &BatchedOptions,
+    prompt_tokens: usize,
+    steps: usize,
+) -> anyhow::Result<f64> {
+    validate(options)?;
+    let loaded = load_model(&options.llama)?;
+    let sequences = options.sequences;
+    let params = context_params(sequences, options.llama.n_ctx as usize, loaded.info.threads);
+    let mut context = loaded
+        .model
+        .new_context(runtime()?, params)
+        .context("cannot create a llama.cpp context")?;
+    let vocab = loaded.model.vocab();
+    let word = vocab.tokenize(b" weather", false, false);
+    let prompt: Vec<LlamaToken> = word.iter().copied().cycle().take(prompt_tokens.max(1)).collect();
+    let mut batch = LlamaBatch::new(PREFILL_CHUNK.max(sequences), 1);
+    for (start, chunk) in prompt.chunks(PREFILL_CHUNK).enumerate() {
+        batch.clear();
+        for (i, token) in chunk.iter().enumerate() {
+            let pos = start * PREFILL_CHUNK + i;
+            batch.add(*token, pos as i32, &[0], pos + 1 == prompt.len())?;
+        }
+        context.decode(&mut batch).map_err(|e| anyhow!("prefill failed: {e}"))?;
+    }
+    for seq in 1..sequences {
+        context.kv_cache_seq_cp(0, seq as i32, None, None)?;
+    }
+    let token = word[0];
+    let started = Instant::now();
+    for step in 0..steps {
+        batch.clear();
+        for seq in 0..sequences {
+            batch.add(token, (prompt.len() + step) as i32, &[seq as i32], true)?;
+        }
+        context.decode(&mut batch).map_err(|e| anyhow!("decode failed: {e}"))?;
+    }
+    Ok((steps * sequences) as f64 / started.elapsed().as_secs_f64())
 }
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if the system says.
