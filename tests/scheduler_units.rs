@@ -169,7 +169,10 @@ fn a_failing_consumer_stops_new_work_and_returns_its_error() {
     );
     assert_eq!(outcome.unwrap_err().to_string(), "the journal is full");
     let started = started.load(Ordering::SeqCst);
-    assert!(started < items.len(), "{started} items started after the failure");
+    assert!(
+        started < items.len(),
+        "{started} items started after the failure"
+    );
 }
 
 #[test]
@@ -201,7 +204,12 @@ fn judged(entries: &[JournalEntry]) -> Vec<String> {
                 .transcript
                 .rounds
                 .iter()
-                .map(|r| (r.raw.as_str(), r.calls.first().map_or("", |c| c.result.as_str())))
+                .map(|r| {
+                    (
+                        r.raw.as_str(),
+                        r.calls.first().map_or("", |c| c.result.as_str()),
+                    )
+                })
                 .collect();
             format!(
                 "{:?} {} {:?} {} {:?} {:?} {:?}",
@@ -228,6 +236,12 @@ fn a_parallel_run_judges_what_a_sequential_run_judges() {
     );
     let units = 2 * 3 * mini_pack().corpus(None).unwrap().len();
     assert_eq!(parallel.entries.len(), units);
+    let called = |e: &JournalEntry| e.transcript.rounds.iter().any(|r| !r.calls.is_empty());
+    assert!(
+        parallel.entries.iter().any(called),
+        "the units made tool calls"
+    );
+    assert!(parallel.entries.iter().any(|e| e.judgement.passed));
     assert_eq!(judged(&parallel.entries), judged(&sequential.entries));
     assert_eq!(parallel.summary, sequential.summary);
 
@@ -240,15 +254,13 @@ fn a_parallel_run_judges_what_a_sequential_run_judges() {
     expected.sort();
     assert_eq!(journaled, expected);
 
-    let manifest: Manifest = serde_json::from_str(
-        &std::fs::read_to_string(parallel.dir.join("manifest.json")).unwrap(),
-    )
-    .unwrap();
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(parallel.dir.join("manifest.json")).unwrap())
+            .unwrap();
     assert_eq!(manifest.parallel, 4);
-    let profile: Profile = serde_json::from_str(
-        &std::fs::read_to_string(parallel.dir.join("profile.json")).unwrap(),
-    )
-    .unwrap();
+    let profile: Profile =
+        serde_json::from_str(&std::fs::read_to_string(parallel.dir.join("profile.json")).unwrap())
+            .unwrap();
     assert_eq!((profile.parallel, profile.units), (4, units));
     assert!(profile.generations >= units as u64);
     assert!(profile.wall_secs > 0.0 && profile.samples_per_sec > 0.0);

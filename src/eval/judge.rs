@@ -787,6 +787,48 @@ fn round_to(value: f64, decimals: usize) -> f64 {
     (value * scale).round() / scale
 }
 
+/// Whether a failed law already failed on the first round, before any tool answered, for a law
+/// that reads only the calls. Such a failure is scored even when a later call hit a fixture gap:
+/// no recording could have changed what the model first asked for.
+pub fn failed_before_any_answer(
+    laws: &[Law],
+    judgement: &Judgement,
+    category: &str,
+    sample: &Map<String, Value>,
+    prompt_text: &str,
+    transcript: &Transcript,
+) -> bool {
+    let Some(first) = transcript.rounds.first() else {
+        return false;
+    };
+    let first_round = Transcript {
+        rounds: vec![first.clone()],
+        ..transcript.clone()
+    };
+    laws.iter()
+        .filter(|law| judgement.failed.contains(&law.name))
+        .filter(|law| {
+            matches!(
+                law.check,
+                Check::ToolCalled { .. }
+                    | Check::ToolNotCalled { .. }
+                    | Check::ArgumentEqualsField { .. }
+                    | Check::ArgumentEquals { .. }
+                    | Check::ArgumentMatches { .. }
+            )
+        })
+        .any(|law| {
+            !judge(
+                std::slice::from_ref(law),
+                category,
+                sample,
+                prompt_text,
+                &first_round,
+            )
+            .passed
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1249,6 +1291,29 @@ mod tests {
         t.rounds[0].calls[0].meta = json!({ "gap": true });
         assert!(!judge(&parsed, "c", &empty, "", &t).passed);
         assert!(has_fixture_gap(&t));
+    }
+
+    #[test]
+    fn a_failure_fixed_in_the_first_round_outlives_a_gap() {
+        let parsed = laws(
+            "[[laws]]\nname = \"as-written\"\nkind = \"argument_equals_field\"\ntool = \"weather_lookup\"\nargument = \"location\"\nfield = \"location\"\n\n[[laws]]\nname = \"mentions\"\nkind = \"reply_contains\"\ntext = \"Paris\"",
+        );
+        let fields = sample(json!({"location": "Paris"}));
+        // Asked for the wrong place before any answer: that failure is the model's, gap or not.
+        let mut wrong = weather_transcript("Lyon", "no idea");
+        wrong.rounds[0].calls[0].meta = json!({"gap": true});
+        let j = judge(&parsed, "c", &fields, "", &wrong);
+        assert!(failed_before_any_answer(
+            &parsed, &j, "c", &fields, "", &wrong
+        ));
+        // Asked right, failed only in the reply: the missing answer may be why.
+        let mut right = weather_transcript("Paris", "no idea");
+        right.rounds[0].calls[0].meta = json!({"gap": true});
+        let j = judge(&parsed, "c", &fields, "", &right);
+        assert!(!j.passed);
+        assert!(!failed_before_any_answer(
+            &parsed, &j, "c", &fields, "", &right
+        ));
     }
 
     #[test]

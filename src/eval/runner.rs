@@ -285,7 +285,16 @@ pub fn run_unit(
         arm: unit.arm,
         repeat: unit.repeat,
         seed: unit.seed,
-        gapped: judge::has_fixture_gap(&transcript),
+        // A gap leaves the sample undecided unless it had already failed before any answer.
+        gapped: judge::has_fixture_gap(&transcript)
+            && !judge::failed_before_any_answer(
+                &pack.laws,
+                &judgement,
+                &sample.category,
+                &sample.fields,
+                sample.prompt_text(),
+                &transcript,
+            ),
         errored: matches!(
             transcript.stop,
             crate::harness::transcript::StopReason::Error(_)
@@ -436,7 +445,15 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
             |handle, unit| {
                 let unit_started = Instant::now();
                 let sample = &samples[unit.sample_index];
-                let entry = run_unit(handle, pack, tree_of(unit.arm), &registry, sample, unit, sampling);
+                let entry = run_unit(
+                    handle,
+                    pack,
+                    tree_of(unit.arm),
+                    &registry,
+                    sample,
+                    unit,
+                    sampling,
+                );
                 (entry, unit_started.elapsed().as_secs_f64())
             },
             |i, (entry, secs)| {
@@ -454,7 +471,15 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         for unit in &units {
             let unit_started = Instant::now();
             let sample = &samples[unit.sample_index];
-            let entry = run_unit(backend, pack, tree_of(unit.arm), &registry, sample, unit, sampling);
+            let entry = run_unit(
+                backend,
+                pack,
+                tree_of(unit.arm),
+                &registry,
+                sample,
+                unit,
+                sampling,
+            );
             journal.append(&entry)?;
             profile.add(&entry, unit_started.elapsed().as_secs_f64());
             entries.push(entry);

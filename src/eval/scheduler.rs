@@ -17,7 +17,10 @@ use crate::harness::backend::batched::peak_memory_bytes;
 use crate::harness::backend::Backend;
 
 /// `count` handles on `backend`, one per worker.
-pub fn handles(backend: &dyn Backend, count: usize) -> anyhow::Result<Vec<Box<dyn Backend + Send>>> {
+pub fn handles(
+    backend: &dyn Backend,
+    count: usize,
+) -> anyhow::Result<Vec<Box<dyn Backend + Send>>> {
     (0..count)
         .map(|_| {
             backend.fork().ok_or_else(|| {
@@ -191,7 +194,11 @@ impl Profile {
         }
         out.push_str("time per phase, summed over units:\n");
         for (name, secs) in phases {
-            let share = if total > 0.0 { 100.0 * secs / total } else { 0.0 };
+            let share = if total > 0.0 {
+                100.0 * secs / total
+            } else {
+                0.0
+            };
             out.push_str(&format!("  {name:<18} {secs:>9.1}s {share:>5.1}%\n"));
         }
         out

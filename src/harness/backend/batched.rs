@@ -39,6 +39,11 @@ pub struct BatchedOptions {
     pub llama: LlamaOptions,
     /// Sequences decoded together; clients beyond this wait for a free one.
     pub sequences: usize,
+    /// Reuse cached prefixes only in whole 256-token chunks, computed as a fresh prefill
+    /// computes them, so that reuse never changes a result. Off, any common prefix is reused,
+    /// generated tokens included: far less prefill, at the price of results that depend on
+    /// what was cached (as they already depend on what shared the batch).
+    pub chunk_aligned_reuse: bool,
 }
 
 impl BatchedOptions {
@@ -46,6 +51,7 @@ impl BatchedOptions {
         BatchedOptions {
             llama,
             sequences: sequences.max(1),
+            chunk_aligned_reuse: false,
         }
     }
 }
@@ -61,10 +67,14 @@ pub struct EngineStats {
     pub prefix_hits: u64,
     pub generated_tokens: u64,
     pub decode_calls: u64,
+    /// Tokens over all decode calls, prompt and generated.
+    pub batched_tokens: u64,
     /// Time inside decode calls that carried prompt tokens (generating sequences ride along).
     pub prefill_secs: f64,
     /// Time inside decode calls that carried only generated tokens.
     pub decode_secs: f64,
+    /// Tokens in the decode calls that carried only generated tokens.
+    pub decode_only_tokens: u64,
     /// Most sequences in one decode call.
     pub peak_sequences: u32,
 }
@@ -99,6 +109,7 @@ impl BatchedEngine {
         let n_batch = (PREFILL_CHUNK + sequences) as u32;
         let params = context_params(sequences, seq_ctx, loaded.info.threads);
         let model = loaded.model;
+        let aligned = options.chunk_aligned_reuse;
         let path = options.llama.model_path.clone();
         let (job_sender, jobs) = mpsc::channel::<Job>();
         let (ready_sender, ready) = mpsc::channel::<anyhow::Result<u32>>();
@@ -127,6 +138,7 @@ impl BatchedEngine {
                 };
                 let _ = ready_sender.send(Ok(context.n_ctx()));
                 let mut engine = Engine::new(model, context, sequences, seq_ctx, thread_stats);
+                engine.align = if aligned { PREFILL_CHUNK } else { 1 };
                 engine.serve(jobs);
             })
             .context("cannot start the engine thread")?;
@@ -230,6 +242,7 @@ struct Active {
     generated: u32,
     /// The last sampled token, fed in the next decode call.
     pending: Option<LlamaToken>,
+    output: Vec<LlamaToken>,
     bytes: Vec<u8>,
     /// Where this sequence's logits sit in the batch just decoded.
     logits_at: Option<i32>,
@@ -241,8 +254,7 @@ struct Active {
 }
 
 struct Slot {
-    /// Tokens whose KV entries this sequence holds, from position 0, all computed in whole
-    /// canonical chunks.
+    /// Tokens whose KV entries this sequence holds and may lend, from position 0.
     cached: Vec<LlamaToken>,
     last_client: Option<u64>,
     last_used: u64,
@@ -254,11 +266,16 @@ struct Engine {
     context: LlamaContext<'static>,
     slots: Vec<Slot>,
     seq_ctx: usize,
-    queue: VecDeque<Job>,
+    queue: VecDeque<(Job, Vec<LlamaToken>)>,
     batch: LlamaBatch<'static>,
+    /// Reused prefixes end on a multiple of this (1: anywhere).
+    align: usize,
     tick: u64,
     stats: Arc<Mutex<EngineStats>>,
 }
+
+/// Fewer reusable tokens than this are not worth holding a request back for.
+const MIN_WORTH_WAITING: usize = 32;
 
 fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -286,6 +303,7 @@ impl Engine {
             seq_ctx,
             queue: VecDeque::new(),
             batch: LlamaBatch::new(PREFILL_CHUNK + sequences, 1),
+            align: 1,
             tick: 0,
             stats,
         }
@@ -296,12 +314,12 @@ impl Engine {
             let busy = self.slots.iter().any(|s| s.active.is_some());
             if !busy && self.queue.is_empty() {
                 match jobs.recv() {
-                    Ok(job) => self.queue.push_back(job),
+                    Ok(job) => self.receive(job),
                     Err(_) => return,
                 }
             }
             while let Ok(job) = jobs.try_recv() {
-                self.queue.push_back(job);
+                self.receive(job);
             }
             self.admit();
             if self.slots.iter().any(|s| s.active.is_some()) {
@@ -310,29 +328,68 @@ impl Engine {
         }
     }
 
+    /// Tokenizes a request and queues it, or answers at once when it cannot be served.
+    fn receive(&mut self, job: Job) {
+        let tokens = self
+            .model
+            .vocab()
+            .tokenize(job.request.prompt.as_bytes(), false, true);
+        if tokens.is_empty() {
+            let _ = job.reply.send(Err(anyhow!("the prompt is empty")));
+        } else if tokens.len() + 1 >= self.seq_ctx {
+            let _ = job.reply.send(Err(anyhow!(
+                "the prompt has {} tokens, more than the context of {} holds",
+                tokens.len(),
+                self.seq_ctx
+            )));
+        } else {
+            self.queue.push_back((job, tokens));
+        }
+    }
+
+    /// How much of `tokens` may start from a cached prefix `common` tokens long: the last prompt
+    /// token is always computed (its logits start the generation), and the cut falls on the
+    /// alignment.
+    fn reusable(&self, common: usize, tokens: &[LlamaToken]) -> usize {
+        (common.min(tokens.len() - 1) / self.align) * self.align
+    }
+
+    /// True when a sequence still prefilling will soon hold a longer prefix of `tokens` than any
+    /// cache holds now: starting later then saves computing that prefix twice.
+    fn worth_waiting(&self, tokens: &[LlamaToken]) -> bool {
+        let cached = self
+            .slots
+            .iter()
+            .map(|s| common_prefix(&s.cached, tokens))
+            .max()
+            .unwrap_or(0);
+        let coming = self
+            .slots
+            .iter()
+            .filter_map(|s| s.active.as_ref())
+            .filter(|a| a.next < a.tokens.len())
+            .map(|a| common_prefix(&a.tokens, tokens))
+            .max()
+            .unwrap_or(0);
+        self.reusable(coming, tokens) >= self.reusable(cached, tokens) + MIN_WORTH_WAITING
+    }
+
     /// Moves queued requests into free sequences, each starting from the best cached prefix.
+    /// Requests worth holding back keep their place in the queue.
     fn admit(&mut self) {
+        let mut held = VecDeque::new();
         while self.slots.iter().any(|s| s.active.is_none()) {
-            let Some(job) = self.queue.pop_front() else {
-                return;
+            let Some((job, tokens)) = self.queue.pop_front() else {
+                break;
             };
-            let tokens = self
-                .model
-                .vocab()
-                .tokenize(job.request.prompt.as_bytes(), false, true);
-            if tokens.is_empty() {
-                let _ = job.reply.send(Err(anyhow!("the prompt is empty")));
-                continue;
+            if self.worth_waiting(&tokens) {
+                held.push_back((job, tokens));
+            } else {
+                self.start(job, tokens);
             }
-            if tokens.len() + 1 >= self.seq_ctx {
-                let _ = job.reply.send(Err(anyhow!(
-                    "the prompt has {} tokens, more than the context of {} holds",
-                    tokens.len(),
-                    self.seq_ctx
-                )));
-                continue;
-            }
-            self.start(job, tokens);
+        }
+        while let Some(queued) = held.pop_back() {
+            self.queue.push_front(queued);
         }
     }
 
@@ -346,9 +403,7 @@ impl Engine {
                 (source, common) = (i, c);
             }
         }
-        // Keep at least the last prompt token to compute (its logits start the generation), and
-        // cut back to a chunk boundary so every chunk is computed whole.
-        let keep = (common.min(tokens.len() - 1) / PREFILL_CHUNK) * PREFILL_CHUNK;
+        let keep = self.reusable(common, &tokens);
         let seq = target as i32;
         let reset = if source == target {
             self.context
@@ -394,6 +449,7 @@ impl Engine {
             budget,
             generated: 0,
             pending: None,
+            output: Vec::new(),
             bytes: Vec::new(),
             logits_at: None,
             admitted: Instant::now(),
@@ -488,10 +544,12 @@ impl Engine {
         {
             let mut stats = lock_stats(&self.stats);
             stats.decode_calls += 1;
+            stats.batched_tokens += self.batch.n_tokens() as u64;
             if prefill_tokens > 0 {
                 stats.prefill_secs += secs;
             } else {
                 stats.decode_secs += secs;
+                stats.decode_only_tokens += self.batch.n_tokens() as u64;
             }
             stats.peak_sequences = stats.peak_sequences.max(sequences);
         }
@@ -507,9 +565,10 @@ impl Engine {
             if n > 0 {
                 let from = active.next;
                 active.next += n;
-                // Only whole chunks are canonical; a partial last chunk is recomputed next time.
-                if active.next % PREFILL_CHUNK == 0 {
-                    slot.cached.extend_from_slice(&active.tokens[from..active.next]);
+                // With aligned reuse only whole chunks count: a partial one is recomputed.
+                if self.align == 1 || active.next.is_multiple_of(PREFILL_CHUNK) {
+                    slot.cached
+                        .extend_from_slice(&active.tokens[from..active.next]);
                 }
                 if active.next < active.tokens.len() {
                     continue;
@@ -529,6 +588,7 @@ impl Engine {
         let token = active.sampler.sample(&self.context, at);
         active.sampler.accept(token);
         active.generated += 1;
+        active.output.push(token);
         if active.first_token.is_none() {
             active.first_token = Some(Instant::now());
         }
@@ -552,16 +612,25 @@ impl Engine {
         active.pending = Some(token);
     }
 
-    /// Answers the request and frees its sequence, keeping its canonical prompt prefix cached.
+    /// Answers the request and frees its sequence, keeping what it computed as a cache.
     fn finish(&mut self, i: usize, finish: FinishReason, text: String) {
         let slot = &mut self.slots[i];
         let Some(active) = slot.active.take() else {
             return;
         };
-        // Generated tokens were computed one at a time: not canonical, and they hold cells.
-        let _ = self
-            .context
-            .clear_kv_cache_seq(Some(i as u32), Some(slot.cached.len() as u32), None);
+        if self.align == 1 {
+            // Every generated token but the last was decoded; the next round's prompt usually
+            // repeats them.
+            slot.cached = active.tokens[..active.next].to_vec();
+            if active.next == active.tokens.len() {
+                let decoded = active.output.len().saturating_sub(1);
+                slot.cached.extend_from_slice(&active.output[..decoded]);
+            }
+        }
+        // Anything else (generated tokens under aligned reuse) only holds cells.
+        let _ =
+            self.context
+                .clear_kv_cache_seq(Some(i as u32), Some(slot.cached.len() as u32), None);
         let now = Instant::now();
         let prompt_done = active.prompt_done.unwrap_or(now);
         let metrics = GenMetrics {
@@ -632,7 +701,12 @@ pub fn bare_decode_rate(
         .context("cannot create a llama.cpp context")?;
     let vocab = loaded.model.vocab();
     let word = vocab.tokenize(b" weather", false, false);
-    let prompt: Vec<LlamaToken> = word.iter().copied().cycle().take(prompt_tokens.max(1)).collect();
+    let prompt: Vec<LlamaToken> = word
+        .iter()
+        .copied()
+        .cycle()
+        .take(prompt_tokens.max(1))
+        .collect();
     let mut batch = LlamaBatch::new(PREFILL_CHUNK.max(sequences), 1);
     for (start, chunk) in prompt.chunks(PREFILL_CHUNK).enumerate() {
         batch.clear();
@@ -640,7 +714,9 @@ pub fn bare_decode_rate(
             let pos = start * PREFILL_CHUNK + i;
             batch.add(*token, pos as i32, &[0], pos + 1 == prompt.len())?;
         }
-        context.decode(&mut batch).map_err(|e| anyhow!("prefill failed: {e}"))?;
+        context
+            .decode(&mut batch)
+            .map_err(|e| anyhow!("prefill failed: {e}"))?;
     }
     for seq in 1..sequences {
         context.kv_cache_seq_cp(0, seq as i32, None, None)?;
@@ -652,9 +728,39 @@ pub fn bare_decode_rate(
         for seq in 0..sequences {
             batch.add(token, (prompt.len() + step) as i32, &[seq as i32], true)?;
         }
-        context.decode(&mut batch).map_err(|e| anyhow!("decode failed: {e}"))?;
+        context
+            .decode(&mut batch)
+            .map_err(|e| anyhow!("decode failed: {e}"))?;
     }
     Ok((steps * sequences) as f64 / started.elapsed().as_secs_f64())
+}
+
+impl EngineStats {
+    /// What the engine did, for `--profile`.
+    pub fn table(&self) -> String {
+        let per_sec = |n: u64, secs: f64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+        let per_call = if self.decode_calls > 0 {
+            self.batched_tokens as f64 / self.decode_calls as f64
+        } else {
+            0.0
+        };
+        format!(
+            "engine: {} requests · {} decode calls, {:.1} tokens per call, at most {} sequences\n\
+             \x20 calls with prompt tokens  {:>8.1}s\n\
+             \x20 calls generating only     {:>8.1}s ({:.0} tokens/s)\n\
+             \x20 prefix cache              {} hits, {} of {} prompt tokens\n",
+            self.requests,
+            self.decode_calls,
+            per_call,
+            self.peak_sequences,
+            self.prefill_secs,
+            self.decode_secs,
+            per_sec(self.decode_only_tokens, self.decode_secs),
+            self.prefix_hits,
+            self.cached_prompt_tokens,
+            self.prompt_tokens,
+        )
+    }
 }
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if the system says.

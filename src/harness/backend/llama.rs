@@ -2,7 +2,7 @@
 
 use std::num::NonZeroU32;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context as _};
@@ -48,6 +48,12 @@ impl LlamaOptions {
 
 pub(crate) fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
     static RUNTIME: OnceLock<LlamaRuntime> = OnceLock::new();
+    static STARTING: Mutex<()> = Mutex::new(());
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    // llama.cpp starts once per process: a second start fails, so threads take turns.
+    let _turn = STARTING.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(rt) = RUNTIME.get() {
         return Ok(rt);
     }
