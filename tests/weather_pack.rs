@@ -56,8 +56,10 @@ fn every_place_the_corpus_asks_for_has_a_recording() {
     assert!(missing.is_empty(), "no fixture for {missing:?}");
 }
 
-/// Judged content of a run, without its timings.
-fn judged(result: &runner::RunResult) -> Vec<(String, String, u32, Vec<String>, Vec<String>)> {
+/// (sample, arm, repeat, each round's text, failed laws): what a run judged, without timings.
+type JudgedRow = (String, String, u32, Vec<String>, Vec<String>);
+
+fn judged(result: &runner::RunResult) -> Vec<JudgedRow> {
     let mut rows: Vec<_> = result
         .entries
         .iter()
