@@ -549,11 +549,14 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
         println!("run {} → {}", result.run_id, result.dir.display());
     }
     if args.profile {
+        let profile_line = profile.as_ref().map(Profile::line);
         let text = profile.map(|p| p.table()).unwrap_or_default()
             + &engine_stats.map(|s| s.table()).unwrap_or_default();
-        // Beside a JSON summary, on stderr so that stdout stays JSON.
+        // Beside a JSON summary, on stderr so that stdout stays JSON; the summary line with it,
+        // since the table above was not printed.
         if args.json {
-            eprint!("{text}");
+            let line = profile_line.unwrap_or_default();
+            eprint!("{line}\n{text}");
         } else {
             print!("{text}");
         }

@@ -174,7 +174,7 @@ impl Profile {
         )
     }
 
-    /// The full profile, for `--profile`.
+    /// Where the time went, for `--profile` (the summary line is `line`).
     pub fn table(&self) -> String {
         let phases = [
             ("prefill", self.prefill_secs),
@@ -184,8 +184,6 @@ impl Profile {
         ];
         let total: f64 = phases.iter().map(|(_, s)| s).sum();
         let mut out = String::new();
-        out.push_str(&self.line());
-        out.push('\n');
         if let Some(bytes) = self.peak_memory_bytes {
             out.push_str(&format!(
                 "peak memory {:.0} MiB\n",
