@@ -463,7 +463,9 @@ fn the_tool_is_a_gated_read_with_one_required_string() {
     let description = tool.parameters["properties"]["location"]["description"]
         .as_str()
         .unwrap();
-    assert!(description.contains("exactly as the user wrote it"));
+    // The model is told to keep the qualifier, with a shared-name example.
+    assert!(description.contains("user's own words"), "{description}");
+    assert!(description.contains("Paris, Texas"), "{description}");
 
     // Bad arguments are answered without any network call.
     for arguments in [

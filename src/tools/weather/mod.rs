@@ -30,12 +30,12 @@ pub const TOOL_NAME: &str = "weather_lookup";
 /// The tool is offered only once this skill is loaded.
 pub const SKILL_NAME: &str = "weather";
 
-const TOOL_DESCRIPTION: &str = "Get the current weather and a three-day forecast for a place. \
-The first line of the result names the place the weather service matched; tell the user that \
-place. Use this for any question about weather, temperature, rain or the forecast.";
+const TOOL_DESCRIPTION: &str = "Weather now and for the next three days, from a weather \
+service. Its answer opens with the place the service found, which your reply should name. Call \
+it whenever the user wants to know about weather, rain, temperatures or a forecast somewhere.";
 
-const LOCATION_DESCRIPTION: &str = "The place exactly as the user wrote it, keeping any state or \
-country after a comma, for example \"Paris, Texas\", \"Nassau, Bahamas\" or \"Madrid\".";
+const LOCATION_DESCRIPTION: &str = "Where to look, in the user's own words, with any state or \
+country they gave after a comma: \"Paris, Texas\", \"Nassau, Bahamas\", \"Madrid\".";
 
 /// JSON schema of the arguments: one required string.
 pub fn parameters_schema() -> Value {
