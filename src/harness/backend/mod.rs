@@ -123,64 +123,58 @@ pub trait Backend {
 }
 
 /// A backend spoken to in another chat format than its own, e.g. a base model driven through a
-/// plain transcript.
-pub struct WithFamily<'a> {
-    inner: &'a mut dyn Backend,
+/// plain transcript. `B` is a borrowed backend or a forked handle.
+pub struct WithFamily<B> {
+    inner: B,
     family: Family,
 }
 
-impl<'a> WithFamily<'a> {
-    pub fn new(inner: &'a mut dyn Backend, family: Family) -> Self {
+impl<B> WithFamily<B> {
+    pub fn new(inner: B, family: Family) -> Self {
         WithFamily { inner, family }
     }
 }
 
-impl Backend for WithFamily<'_> {
+/// What `WithFamily` can wrap: anything that lends out a backend.
+pub trait LendsBackend {
+    fn backend(&self) -> &dyn Backend;
+    fn backend_mut(&mut self) -> &mut dyn Backend;
+}
+
+impl LendsBackend for &mut dyn Backend {
+    fn backend(&self) -> &dyn Backend {
+        &**self
+    }
+    fn backend_mut(&mut self) -> &mut dyn Backend {
+        &mut **self
+    }
+}
+
+impl LendsBackend for Box<dyn Backend + Send> {
+    fn backend(&self) -> &dyn Backend {
+        &**self
+    }
+    fn backend_mut(&mut self) -> &mut dyn Backend {
+        &mut **self
+    }
+}
+
+impl<B: LendsBackend> Backend for WithFamily<B> {
     fn family(&self) -> Family {
         self.family
     }
 
     fn info(&self) -> BackendInfo {
-        self.inner.info()
+        self.inner.backend().info()
     }
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
-        self.inner.generate(request)
+        self.inner.backend_mut().generate(request)
     }
 
+    /// A fork keeps speaking the chat format its parent was spoken to in.
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {
-        let inner = self.inner.fork()?;
-        Some(Box::new(ForkedWithFamily {
-            inner,
-            family: self.family,
-        }))
-    }
-}
-
-/// A forked handle that keeps speaking the chat format its parent was spoken to in.
-struct ForkedWithFamily {
-    inner: Box<dyn Backend + Send>,
-    family: Family,
-}
-
-impl Backend for ForkedWithFamily {
-    fn family(&self) -> Family {
-        self.family
-    }
-
-    fn info(&self) -> BackendInfo {
-        self.inner.info()
-    }
-
-    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
-        self.inner.generate(request)
-    }
-
-    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
-        let inner = self.inner.fork()?;
-        Some(Box::new(ForkedWithFamily {
-            inner,
-            family: self.family,
-        }))
+        let inner = self.inner.backend().fork()?;
+        Some(Box::new(WithFamily::new(inner, self.family)))
     }
 }
