@@ -14,7 +14,7 @@ REPEATS="${REPEATS:-1}"
 PARALLEL="${PARALLEL:-8}"
 PACK="${PACK:-weather}"
 VARIANT="${VARIANT:-packs/weather/variants/b.md}"
-command -v jq >/dev/null || { echo "bench_throughput: needs jq" >&2; exit 2; }
+command -v jq >/dev/null || { echo "bench_throughput: needs jq (apt-get install jq)" >&2; exit 2; }
 
 cargo build --release --quiet
 out="$(mktemp -d)"
