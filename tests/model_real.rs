@@ -2,21 +2,10 @@
 
 mod common;
 
-use skilleval::harness::backend::{Backend, FinishReason, GenRequest, Sampling};
-use skilleval::harness::template::{render, Family, Message};
+use common::gemma_request as request;
 
-fn request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32) -> GenRequest {
-    GenRequest {
-        prompt: render(Family::Gemma, &[Message::user(prompt)]),
-        max_tokens,
-        stop: vec!["<end_of_turn>".into()],
-        sampling: Sampling {
-            temperature,
-            seed,
-            ..Sampling::default()
-        },
-    }
-}
+use skilleval::harness::backend::{Backend, FinishReason};
+use skilleval::harness::template::Family;
 
 #[test]
 fn loads_as_gemma_with_threads_per_core() {

@@ -6,20 +6,10 @@ use std::thread;
 
 use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
 use skilleval::harness::backend::llama::LlamaOptions;
-use skilleval::harness::backend::{Backend, GenRequest, Generation, Sampling};
-use skilleval::harness::template::{render, Family, Message};
+use skilleval::harness::backend::{Backend, GenRequest, Generation};
 
 fn request(prompt: &str, temperature: f32, seed: u32, max_tokens: u32) -> GenRequest {
-    GenRequest {
-        prompt: render(Family::Gemma, &[Message::user(prompt)]),
-        max_tokens,
-        stop: vec!["<end_of_turn>".into()],
-        sampling: Sampling {
-            temperature,
-            seed,
-            ..Sampling::default()
-        },
-    }
+    common::gemma_request(prompt, seed, temperature, max_tokens)
 }
 
 fn engine(sequences: usize, chunk_aligned_reuse: bool) -> BatchedEngine {

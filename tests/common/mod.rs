@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use skilleval::harness::backend::llama::{LlamaBackend, LlamaOptions};
+use skilleval::harness::backend::{GenRequest, Sampling};
+use skilleval::harness::template::{render, Family, Message};
 
 /// The default model as `scripts/setup.sh` leaves it. Tests fail (not skip) without it:
 /// CI runs the set-up first.
@@ -28,4 +30,19 @@ pub fn backend() -> MutexGuard<'static, LlamaBackend> {
         })
         .lock()
         .unwrap_or_else(|e| e.into_inner())
+}
+
+/// One user message in Gemma's chat format, ending at its end-of-turn marker.
+#[allow(dead_code)] // not every test binary that shares this module sends raw requests
+pub fn gemma_request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32) -> GenRequest {
+    GenRequest {
+        prompt: render(Family::Gemma, &[Message::user(prompt)]),
+        max_tokens,
+        stop: vec!["<end_of_turn>".into()],
+        sampling: Sampling {
+            temperature,
+            seed,
+            ..Sampling::default()
+        },
+    }
 }
