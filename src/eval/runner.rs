@@ -435,56 +435,42 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         Arm::Baseline => &arms.baseline,
         Arm::Variant => &arms.variant,
     };
+    // One unit, timed: the same work whether units run one by one or on worker threads.
+    let run_timed = |backend: &mut dyn Backend, unit: &Unit| {
+        let unit_started = Instant::now();
+        let entry = run_unit(
+            backend,
+            pack,
+            tree_of(unit.arm),
+            &registry,
+            &samples[unit.sample_index],
+            unit,
+            sampling,
+        );
+        (entry, unit_started.elapsed().as_secs_f64())
+    };
     if opts.parallel > 1 {
         let handles = scheduler::handles(backend, opts.parallel)?;
         // Kept by plan index, so that entries come out in plan order whatever finished first.
         let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
-        let outcome = scheduler::run_parallel(
-            handles,
-            &units,
-            |handle, unit| {
-                let unit_started = Instant::now();
-                let sample = &samples[unit.sample_index];
-                let entry = run_unit(
-                    handle,
-                    pack,
-                    tree_of(unit.arm),
-                    &registry,
-                    sample,
-                    unit,
-                    sampling,
-                );
-                (entry, unit_started.elapsed().as_secs_f64())
-            },
-            |i, (entry, secs)| {
-                journal.append(&entry)?;
-                profile.add(&entry, secs);
-                bar.set_message(format!("{:?} {}", entry.arm, entry.sample_id));
-                bar.inc(1);
-                finished[i] = Some(entry);
-                Ok(())
-            },
-        );
+        let outcome = scheduler::run_parallel(handles, &units, run_timed, |i, (entry, secs)| {
+            journal.append(&entry)?;
+            profile.add(&entry, secs);
+            bar.set_message(format!("{:?} {}", entry.arm, entry.sample_id));
+            bar.inc(1);
+            finished[i] = Some(entry);
+            Ok(())
+        });
         entries.extend(finished.into_iter().flatten());
         outcome?;
     } else {
         for unit in &units {
-            let unit_started = Instant::now();
-            let sample = &samples[unit.sample_index];
-            let entry = run_unit(
-                backend,
-                pack,
-                tree_of(unit.arm),
-                &registry,
-                sample,
-                unit,
-                sampling,
-            );
+            let (entry, secs) = run_timed(backend, unit);
             journal.append(&entry)?;
-            profile.add(&entry, unit_started.elapsed().as_secs_f64());
-            entries.push(entry);
-            bar.set_message(format!("{:?} {}", unit.arm, sample.id));
+            profile.add(&entry, secs);
+            bar.set_message(format!("{:?} {}", entry.arm, entry.sample_id));
             bar.inc(1);
+            entries.push(entry);
         }
     }
     bar.finish_and_clear();
