@@ -18,7 +18,7 @@ use crate::eval::runner::{self, RunOptions};
 use crate::eval::scheduler::Profile;
 use crate::eval::{report, stats};
 use crate::harness::agent::{self, AgentRequest, Budgets};
-use crate::harness::backend::batched::{BatchedEngine, BatchedOptions};
+use crate::harness::backend::batched::{BatchedEngine, BatchedHandle, BatchedOptions, EngineStats};
 use crate::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use crate::harness::backend::{Backend, GenRequest, Sampling};
 use crate::harness::skills::SkillTree;
@@ -55,6 +55,10 @@ pub struct ModelArgs {
     /// CPU threads (default: one per core)
     #[arg(long, default_value_t = 0)]
     pub threads: u32,
+    /// Compute every prompt from scratch instead of reusing the cached prefix (for throughput
+    /// baselines; results do not change)
+    #[arg(long)]
+    pub no_prefix_cache: bool,
 }
 
 fn parse_family(s: &str) -> Result<Family, String> {
@@ -62,13 +66,77 @@ fn parse_family(s: &str) -> Result<Family, String> {
 }
 
 impl ModelArgs {
-    pub fn load(&self) -> anyhow::Result<LlamaBackend> {
+    fn options(&self) -> LlamaOptions {
         let mut options = LlamaOptions::new(model_path::resolve(self.model.clone()));
         options.family = self.family;
         options.n_ctx = self.ctx;
         options.threads = self.threads;
-        LlamaBackend::load(&options)
+        options.prefix_cache = !self.no_prefix_cache;
+        options
     }
+
+    pub fn load(&self) -> anyhow::Result<LlamaBackend> {
+        LlamaBackend::load(&self.options())
+    }
+
+    /// The one-sequence backend for `parallel` 1, else the batched engine with that many
+    /// sequences.
+    fn open(&self, parallel: usize) -> anyhow::Result<OpenModel> {
+        Ok(if parallel > 1 {
+            let engine = BatchedEngine::start(&BatchedOptions::new(self.options(), parallel))?;
+            let handle = engine.handle();
+            OpenModel::Batched(engine, handle)
+        } else {
+            OpenModel::Single(self.load()?)
+        })
+    }
+}
+
+/// A loaded model, ready for a run at the chosen `--parallel`.
+enum OpenModel {
+    Single(LlamaBackend),
+    Batched(BatchedEngine, BatchedHandle),
+}
+
+impl OpenModel {
+    fn backend(&mut self) -> &mut dyn Backend {
+        match self {
+            OpenModel::Single(backend) => backend,
+            OpenModel::Batched(_, handle) => handle,
+        }
+    }
+
+    fn engine_stats(&self) -> Option<EngineStats> {
+        match self {
+            OpenModel::Single(_) => None,
+            OpenModel::Batched(engine, _) => Some(engine.stats()),
+        }
+    }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ParallelArgs {
+    /// Samples run at once over one model, their sequences decoded in shared batches (default:
+    /// 4 per CPU core, from 4 to 16). A run replays exactly at the same value; 1 runs one
+    /// sample at a time, bit for bit as a one-sequence backend
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub parallel: Option<u32>,
+}
+
+impl ParallelArgs {
+    pub fn resolve(&self) -> usize {
+        self.parallel
+            .map(|p| p as usize)
+            .unwrap_or_else(default_parallel)
+    }
+}
+
+/// More sequences per decode call give more tokens per second, up to the point where prefill
+/// work dominates; on 2 cores 8 and 16 differ by a few percent while 16 takes 60% more memory
+/// (docs/throughput.md).
+pub fn default_parallel() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (4 * cores).clamp(4, 16)
 }
 
 #[derive(Subcommand, Debug)]
@@ -112,7 +180,7 @@ pub enum Command {
     Run(RunArgs),
     /// Score the model on BFCL function-calling entries, or re-score saved results
     /// (`bench --bfcl …` is short for `bench run --bfcl …`)
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
 }
 
 #[derive(Args, Debug)]
@@ -214,6 +282,8 @@ pub struct BenchRunArgs {
     /// prompting model to score it with `bfcl evaluate` (default: the GGUF file's stem)
     #[arg(long)]
     pub result_model: Option<String>,
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
@@ -293,21 +363,14 @@ pub struct RunArgs {
     /// Where run folders go
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
-    /// Samples run at once over one model, their sequences decoded in shared batches (1: one at
-    /// a time, bit-for-bit as a one-sequence backend)
-    #[arg(long, default_value_t = DEFAULT_PARALLEL, value_parser = clap::value_parser!(u32).range(1..=64))]
-    pub parallel: u32,
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
     /// Print where the run's time and tokens went
     #[arg(long)]
     pub profile: bool,
     #[command(flatten)]
     pub model: ModelArgs,
 }
-
-/// One sample at a time by default: batched decoding is about 1.8× faster on 2 cores, but batch
-/// composition changes floating-point results, so a batched run cannot be replayed bit for bit
-/// (docs/throughput.md). Reproducible comparisons come first; `--parallel 8` is opt-in.
-pub const DEFAULT_PARALLEL: u32 = 1;
 
 fn print_metrics(backend: &dyn Backend, m: &crate::harness::backend::GenMetrics) {
     let info = backend.info();
@@ -405,10 +468,16 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
             Ok(0)
         }
         Command::Run(args) => run_pack(args),
-        Command::Bench(BenchArgs { command, run }) => match command {
-            None => run_bench(run),
-            Some(BenchCommand::Run(args)) => run_bench(args),
-            Some(BenchCommand::Score(args)) => score_bench(args),
+        Command::Bench(bench) => match *bench {
+            BenchArgs { command: None, run } => run_bench(run),
+            BenchArgs {
+                command: Some(BenchCommand::Run(args)),
+                ..
+            } => run_bench(args),
+            BenchArgs {
+                command: Some(BenchCommand::Score(args)),
+                ..
+            } => score_bench(args),
         },
     }
 }
@@ -434,7 +503,9 @@ fn run_bench(args: BenchRunArgs) -> anyhow::Result<u8> {
             args.repeats
         );
     }
-    let mut backend = args.model.load()?;
+    let parallel = args.parallel.resolve();
+    let mut model = args.model.open(parallel)?;
+    let backend = model.backend();
     let info = backend.info();
     let result_model = args
         .result_model
@@ -457,8 +528,9 @@ fn run_bench(args: BenchRunArgs) -> anyhow::Result<u8> {
         output_root: args.output,
         result_model,
         progress: std::io::stderr().is_terminal(),
+        parallel,
     };
-    let run = bench_run::run(&mut backend, &selected, &options)?;
+    let run = bench_run::run(backend, &selected, &options)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&run.summary)?);
     } else {
@@ -524,18 +596,10 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.progress = std::io::stderr().is_terminal();
     // Fail on pack, corpus and variant mistakes before the model loads.
     runner::check_inputs(&opts)?;
-    opts.parallel = args.parallel as usize;
-    let (result, engine_stats) = if args.parallel > 1 {
-        let mut llama = LlamaOptions::new(model_path::resolve(args.model.model.clone()));
-        llama.family = args.model.family;
-        llama.n_ctx = args.model.ctx;
-        llama.threads = args.model.threads;
-        let engine = BatchedEngine::start(&BatchedOptions::new(llama, opts.parallel))?;
-        let result = runner::run(&mut engine.handle(), &opts)?;
-        (result, Some(engine.stats()))
-    } else {
-        (runner::run(&mut args.model.load()?, &opts)?, None)
-    };
+    opts.parallel = args.parallel.resolve();
+    let mut model = args.model.open(opts.parallel)?;
+    let result = runner::run(model.backend(), &opts)?;
+    let engine_stats = model.engine_stats();
     let profile: Option<Profile> = std::fs::read_to_string(result.dir.join("profile.json"))
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok());

@@ -45,6 +45,7 @@ fn options(mode: Mode, output: &Path, repeats: u32, temperature: f32) -> BenchOp
         output_root: output.to_path_buf(),
         result_model: "scripted/model".into(),
         progress: false,
+        parallel: 1,
     }
 }
 
@@ -397,5 +398,96 @@ fn limit_keeps_the_first_entries_of_each_category() {
             vec!["simple_python_0", "simple_python_1"],
             vec!["parallel_0", "parallel_1"]
         ]
+    );
+}
+
+/// A model that serves several callers and answers from the prompt alone: the right call when
+/// the prompt offers `calculate_triangle_area`, prose otherwise.
+#[derive(Clone)]
+struct TriangleOnly;
+
+impl skilleval::harness::backend::Backend for TriangleOnly {
+    fn family(&self) -> Family {
+        Family::Gemma
+    }
+
+    fn info(&self) -> skilleval::harness::backend::BackendInfo {
+        skilleval::harness::backend::BackendInfo {
+            name: "triangle only".into(),
+            ..Default::default()
+        }
+    }
+
+    fn generate(
+        &mut self,
+        request: &skilleval::harness::backend::GenRequest,
+    ) -> anyhow::Result<skilleval::harness::backend::Generation> {
+        let text = if request.prompt.contains("calculate_triangle_area") {
+            "[calculate_triangle_area(base=10, height=5)]"
+        } else {
+            "I cannot help with that."
+        };
+        Ok(skilleval::harness::backend::Generation {
+            text: text.into(),
+            finish: skilleval::harness::backend::FinishReason::Eos,
+            metrics: Default::default(),
+        })
+    }
+
+    fn fork(&self) -> Option<Box<dyn skilleval::harness::backend::Backend + Send>> {
+        Some(Box::new(TriangleOnly))
+    }
+}
+
+#[test]
+fn a_parallel_run_scores_and_writes_what_a_sequential_run_does() {
+    let all = load_category(&default_root(), "simple_python").unwrap();
+    let selected = vec![
+        CategoryEntries {
+            name: "simple_python".into(),
+            entries: all[..7].to_vec(),
+            custom: false,
+        },
+        CategoryEntries {
+            name: "irrelevance".into(),
+            entries: entries("irrelevance", &["irrelevance_0", "irrelevance_1"]),
+            custom: false,
+        },
+    ];
+    let runs: Vec<(RunSummary, Vec<EntryRecord>, Vec<String>)> = [1, 3]
+        .into_iter()
+        .map(|parallel| {
+            let output = tempfile::tempdir().unwrap();
+            let mut opts = options(Mode::Prompt, output.path(), 2, 0.7);
+            opts.parallel = parallel;
+            let bench = run::run(&mut TriangleOnly, &selected, &opts).unwrap();
+            let mut records = read_records(&bench.dir);
+            assert_eq!(records.len(), 18, "every entry of both repeats is recorded");
+            records.sort_by(|a, b| (a.repeat, &a.id).cmp(&(b.repeat, &b.id)));
+            for record in &mut records {
+                record.seconds = 0.0;
+            }
+            // BFCL reads one file per category and repeat, entries in corpus order.
+            let folder = bench.dir.join("repeat-2/result/scripted_model/non_live");
+            let file =
+                std::fs::read_to_string(folder.join("BFCL_v4_simple_python_result.json")).unwrap();
+            let ids: Vec<String> = file
+                .lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].to_string())
+                .collect();
+            let mut summary = bench.summary;
+            assert_eq!(summary.parallel, parallel);
+            (summary.run_id, summary.seconds, summary.parallel) = (String::new(), 0.0, 0);
+            (summary, records, ids)
+        })
+        .collect();
+    assert_eq!(runs[0], runs[1]);
+    let expected: Vec<String> = all[..7].iter().map(|e| format!("{:?}", e.id)).collect();
+    assert_eq!(runs[0].2, expected);
+    let simple = &runs[0].0.scores.categories[0];
+    assert_eq!(
+        (simple.correct, simple.total),
+        (2, 14),
+        "entry 0 only, in both repeats"
     );
 }

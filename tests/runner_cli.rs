@@ -120,6 +120,12 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["samples"], 3);
+    // Without --parallel, the batched engine runs with the machine's default.
+    assert_eq!(
+        manifest["parallel"],
+        skilleval::cli::default_parallel() as u64
+    );
+    assert_eq!(manifest["backend"]["name"], "llama.cpp batched");
     assert_eq!(
         manifest["model_sha256"].as_str().map(str::len),
         Some(64),
@@ -140,4 +146,53 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
         assert_eq!(t.metrics.rounds as usize, t.rounds.len());
         assert!(t.metrics.generated_tokens > 0, "{}", entry.sample_id);
     }
+}
+
+/// The same run twice with the batched engine: every transcript and verdict is the same, so a
+/// batched comparison can be replayed (docs/throughput.md).
+#[test]
+fn a_batched_run_replays_exactly() {
+    let output = tempfile::tempdir().unwrap();
+    let variant = mini_pack_dir().join("variant.md");
+    let mut journals = Vec::new();
+    for attempt in ["first", "second"] {
+        let folder = output.path().join(attempt);
+        let out = skilleval_run(&[
+            "--pack",
+            mini_pack_dir().to_str().unwrap(),
+            "--variant",
+            variant.to_str().unwrap(),
+            "--limit",
+            "4",
+            "--repeats",
+            "2",
+            "--parallel",
+            "4",
+            "--output",
+            folder.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dir = std::fs::read_dir(&folder)
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap();
+        let mut units: Vec<_> = journal::read(&dir.path().join("journal.jsonl"))
+            .unwrap()
+            .into_iter()
+            .map(|e| {
+                let raw: Vec<String> = e.transcript.rounds.iter().map(|r| r.raw.clone()).collect();
+                (e.sample_id, e.arm, e.repeat, raw, e.judgement.passed)
+            })
+            .collect();
+        units.sort_by(|a, b| (&a.0, a.1, a.2).cmp(&(&b.0, b.1, b.2)));
+        journals.push(units);
+    }
+    assert!(journals[0].len() >= 8, "{} units", journals[0].len());
+    assert_eq!(journals[0], journals[1]);
 }

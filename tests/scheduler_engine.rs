@@ -152,3 +152,50 @@ fn a_next_round_reuses_the_prompt_and_the_reply() {
     );
     assert!(cached < g2.metrics.prompt_tokens);
 }
+
+/// Lockstep: work run on the engine's forks gets the same batches whatever the threads'
+/// timing, so a run replays exactly. Two runs of the same multi-round work, with client-side
+/// delays that reverse the order in which workers come back, give identical texts.
+#[test]
+fn forked_handles_replay_exactly_whatever_the_timing() {
+    use skilleval::eval::scheduler;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    let items: Vec<usize> = (0..QUESTIONS.len()).collect();
+    let run = |delay_of: &(dyn Fn(usize) -> u64 + Sync)| {
+        let engine = engine(3, false);
+        let handles = scheduler::handles(&engine.handle(), 3).unwrap();
+        let texts = Mutex::new(vec![Vec::new(); items.len()]);
+        scheduler::run_parallel(
+            handles,
+            &items,
+            |backend, &i| {
+                let mut request = request(QUESTIONS[i], 0.8, 0, 10);
+                let mut said = Vec::new();
+                for round in 0..2 {
+                    // Client code between generations, slow or fast by item.
+                    thread::sleep(Duration::from_millis(delay_of(i)));
+                    request.sampling.seed = (i * 2 + round) as u32;
+                    let g = backend.generate(&request).expect("answered");
+                    request.prompt = format!(
+                        "{}{}<end_of_turn>\n<start_of_turn>user\nAnd then?<end_of_turn>\n<start_of_turn>model\n",
+                        request.prompt, g.text
+                    );
+                    said.push(g.text);
+                }
+                said
+            },
+            |i, said| {
+                texts.lock().unwrap()[i] = said;
+                Ok(())
+            },
+        )
+        .unwrap();
+        texts.into_inner().unwrap()
+    };
+    let first = run(&|i| 5 * i as u64);
+    let second = run(&|i| 5 * (QUESTIONS.len() - i) as u64);
+    assert!(first.iter().all(|said| said.len() == 2));
+    assert_eq!(first, second);
+}

@@ -208,6 +208,22 @@ pub fn run_harness_mode(
     format: Option<CallFormat>,
     on_entry: &mut dyn FnMut(&EntryOutcome),
 ) -> Vec<EntryOutcome> {
+    let mut outcomes = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let outcome = harness_entry(backend, entry, options, format);
+        on_entry(&outcome);
+        outcomes.push(outcome);
+    }
+    outcomes
+}
+
+/// One entry in harness mode: its functions offered as tools for one round, the calls checked.
+pub fn harness_entry(
+    backend: &mut dyn Backend,
+    entry: &Entry,
+    options: &RunOptions,
+    format: Option<CallFormat>,
+) -> EntryOutcome {
     let skills = SkillTree::default();
     let budgets = Budgets {
         max_rounds: 1,
@@ -217,55 +233,49 @@ pub fn run_harness_mode(
         max_reasks: 0,
         ..Budgets::default()
     };
-    let mut outcomes = Vec::with_capacity(entries.len());
-    for entry in entries {
-        let tools = registry(&entry.functions);
-        let (instructions, messages) = instructions_and_messages(entry);
-        let request = AgentRequest {
-            instructions: &instructions,
-            messages,
-            skills: &skills,
-            preload: Vec::new(),
-            tools: &tools,
-            format,
-            sampling: options.sampling_for(&entry.id),
-            budgets,
-        };
-        let transcript = agent::run(backend, &request);
-        let reply = transcript
-            .rounds
-            .first()
-            .map(|r| r.raw.clone())
-            .unwrap_or_default();
-        let (result, check, inference_error) = match (&transcript.stop, transcript.rounds.len()) {
-            (StopReason::Error(error), 0) => {
-                let result = inference_error_result(&anyhow::anyhow!("{error}"));
-                let check = super::score::check_entry(entry, &Value::String(result.clone()));
-                (result, check, Some(error.clone()))
-            }
-            _ => {
-                let calls = first_round_calls(&entry.functions, &transcript);
-                (render_calls(&calls), check_decoded(entry, &calls), None)
-            }
-        };
-        let metrics = &transcript.metrics;
-        let outcome = EntryOutcome {
-            id: entry.id.clone(),
-            category: entry.category.clone(),
-            mode: Mode::Harness,
-            repeat: options.repeat,
-            reply,
-            result,
-            check,
-            inference_error,
-            prompt_tokens: metrics.prompt_tokens,
-            generated_tokens: metrics.generated_tokens,
-            seconds: metrics.prefill_secs + metrics.decode_secs,
-        };
-        on_entry(&outcome);
-        outcomes.push(outcome);
+    let tools = registry(&entry.functions);
+    let (instructions, messages) = instructions_and_messages(entry);
+    let request = AgentRequest {
+        instructions: &instructions,
+        messages,
+        skills: &skills,
+        preload: Vec::new(),
+        tools: &tools,
+        format,
+        sampling: options.sampling_for(&entry.id),
+        budgets,
+    };
+    let transcript = agent::run(backend, &request);
+    let reply = transcript
+        .rounds
+        .first()
+        .map(|r| r.raw.clone())
+        .unwrap_or_default();
+    let (result, check, inference_error) = match (&transcript.stop, transcript.rounds.len()) {
+        (StopReason::Error(error), 0) => {
+            let result = inference_error_result(&anyhow::anyhow!("{error}"));
+            let check = super::score::check_entry(entry, &Value::String(result.clone()));
+            (result, check, Some(error.clone()))
+        }
+        _ => {
+            let calls = first_round_calls(&entry.functions, &transcript);
+            (render_calls(&calls), check_decoded(entry, &calls), None)
+        }
+    };
+    let metrics = &transcript.metrics;
+    EntryOutcome {
+        id: entry.id.clone(),
+        category: entry.category.clone(),
+        mode: Mode::Harness,
+        repeat: options.repeat,
+        reply,
+        result,
+        check,
+        inference_error,
+        prompt_tokens: metrics.prompt_tokens,
+        generated_tokens: metrics.generated_tokens,
+        seconds: metrics.prefill_secs + metrics.decode_secs,
     }
-    outcomes
 }
 
 #[cfg(test)]

@@ -128,47 +128,55 @@ pub fn run_prompt_mode(
     options: &RunOptions,
     on_entry: &mut dyn FnMut(&EntryOutcome),
 ) -> Vec<EntryOutcome> {
-    let family = backend.family();
-    let stop: Vec<String> = family.end_of_turn().iter().map(|s| s.to_string()).collect();
     let mut outcomes = Vec::with_capacity(entries.len());
     for entry in entries {
-        let messages = prompt::render_messages(entry);
-        let request = GenRequest {
-            prompt: render(family, &messages),
-            max_tokens: options.max_tokens,
-            stop: stop.clone(),
-            sampling: options.sampling_for(&entry.id),
-        };
-        let (reply, result, inference_error, metrics) = match backend.generate(&request) {
-            Ok(generation) => (
-                generation.text.clone(),
-                generation.text,
-                None,
-                generation.metrics,
-            ),
-            Err(error) => (
-                String::new(),
-                inference_error_result(&error),
-                Some(format!("{error:#}")),
-                GenMetrics::default(),
-            ),
-        };
-        let check = check_entry(entry, &serde_json::Value::String(result.clone()));
-        let outcome = EntryOutcome {
-            id: entry.id.clone(),
-            category: entry.category.clone(),
-            mode: Mode::Prompt,
-            repeat: options.repeat,
-            reply,
-            result,
-            check,
-            inference_error,
-            prompt_tokens: metrics.prompt_tokens,
-            generated_tokens: metrics.generated_tokens,
-            seconds: metrics.prefill_secs + metrics.decode_secs,
-        };
+        let outcome = prompt_entry(backend, entry, options);
         on_entry(&outcome);
         outcomes.push(outcome);
     }
     outcomes
+}
+
+/// One entry in prompt mode: BFCL's prompt, the raw reply, its check.
+pub fn prompt_entry(
+    backend: &mut dyn Backend,
+    entry: &Entry,
+    options: &RunOptions,
+) -> EntryOutcome {
+    let family = backend.family();
+    let messages = prompt::render_messages(entry);
+    let request = GenRequest {
+        prompt: render(family, &messages),
+        max_tokens: options.max_tokens,
+        stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
+        sampling: options.sampling_for(&entry.id),
+    };
+    let (reply, result, inference_error, metrics) = match backend.generate(&request) {
+        Ok(generation) => (
+            generation.text.clone(),
+            generation.text,
+            None,
+            generation.metrics,
+        ),
+        Err(error) => (
+            String::new(),
+            inference_error_result(&error),
+            Some(format!("{error:#}")),
+            GenMetrics::default(),
+        ),
+    };
+    let check = check_entry(entry, &serde_json::Value::String(result.clone()));
+    EntryOutcome {
+        id: entry.id.clone(),
+        category: entry.category.clone(),
+        mode: Mode::Prompt,
+        repeat: options.repeat,
+        reply,
+        result,
+        check,
+        inference_error,
+        prompt_tokens: metrics.prompt_tokens,
+        generated_tokens: metrics.generated_tokens,
+        seconds: metrics.prefill_secs + metrics.decode_secs,
+    }
 }

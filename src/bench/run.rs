@@ -11,14 +11,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::eval::runner::new_run_id;
+use crate::eval::scheduler;
 use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
 use super::corpus::{load_category, load_files, Entry, CATEGORIES};
-use super::harness::run_harness_mode;
+use super::harness::harness_entry;
 use super::report::{summarize, BenchSummary};
 use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
-use super::{run_prompt_mode, EntryOutcome, Mode, RunOptions};
+use super::{prompt_entry, EntryOutcome, Mode, RunOptions};
 
 /// Per-entry records, one JSON object a line.
 pub const ENTRIES_FILE: &str = "entries.jsonl";
@@ -162,6 +163,8 @@ pub struct BenchOptions {
     /// The model name of the BFCL result folder.
     pub result_model: String,
     pub progress: bool,
+    /// Entries run at once on one model (1: one by one, reproducible across settings).
+    pub parallel: usize,
 }
 
 /// One entry's record in `entries.jsonl`.
@@ -227,6 +230,9 @@ pub struct RunSummary {
     pub temperature: f32,
     pub max_tokens: u32,
     pub limit: Option<usize>,
+    /// Entries run at once; batches depend on it (see docs/throughput.md).
+    #[serde(default = "one")]
+    pub parallel: usize,
     /// Entries whose generation failed (scored as undecodable replies).
     pub inference_errors: usize,
     pub seconds: f64,
@@ -237,6 +243,10 @@ pub struct BenchRun {
     pub dir: PathBuf,
     pub summary: RunSummary,
     pub outcomes: Vec<EntryOutcome>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// Where one repeat's BFCL result tree goes: `result/` alone with one repeat,
@@ -285,7 +295,17 @@ fn progress_bar(total: usize, shown: bool) -> ProgressBar {
     bar
 }
 
-/// Runs every selected category `options.repeats` times and writes the run folder.
+/// One entry of one repeat: the unit a worker runs.
+struct EntryJob {
+    repeat: u32,
+    category: usize,
+    entry: usize,
+}
+
+/// Runs every selected category `options.repeats` times and writes the run folder. With
+/// `options.parallel` above 1, entries run at once on forks of `backend` (see
+/// `eval::scheduler`); each repeat's result file for a category is written once all its
+/// entries are done.
 pub fn run(
     backend: &mut dyn Backend,
     selected: &[CategoryEntries],
@@ -302,67 +322,94 @@ pub fn run(
     let mut entries_file = fs::File::create(&entries_path)
         .with_context(|| format!("creating {}", entries_path.display()))?;
 
-    let per_repeat: usize = selected.iter().map(|c| c.entries.len()).sum();
-    let bar = progress_bar(per_repeat * options.repeats as usize, options.progress);
-    let mut all_outcomes = Vec::new();
-    let mut per_repeat_scores = Vec::new();
+    // Jobs in repeat, category, entry order: each (repeat, category) group is one range.
+    let mut jobs = Vec::new();
+    let mut groups: Vec<(u32, usize, std::ops::Range<usize>)> = Vec::new();
     for repeat in 1..=options.repeats {
-        let run_options = RunOptions {
-            max_tokens: options.max_tokens,
-            sampling: options.sampling,
-            run_seed: options.seed,
-            repeat,
-        };
-        let results =
-            result_root(&dir, repeat, options.repeats).join(model_folder(&options.result_model));
-        let mut scores = Vec::new();
-        for category in selected {
-            let (mut valid, mut done) = (0usize, 0usize);
-            let mut write_error: Option<std::io::Error> = None;
-            let mut on_entry = |outcome: &EntryOutcome| {
-                done += 1;
-                valid += usize::from(outcome.check.valid);
-                bar.set_message(format!(
-                    "{} · repeat {repeat} · {valid}/{done} valid",
-                    category.name
-                ));
-                bar.inc(1);
-                // Written as each entry ends, so an interrupted run keeps its records.
-                let record = EntryRecord::new(outcome, run_options.seed_for(&outcome.id));
-                let line = serde_json::to_string(&record).expect("records serialize");
-                if let Err(error) =
-                    writeln!(entries_file, "{line}").and_then(|()| entries_file.flush())
-                {
-                    write_error.get_or_insert(error);
-                }
-            };
-            let outcomes = match options.mode {
-                Mode::Prompt => {
-                    run_prompt_mode(backend, &category.entries, &run_options, &mut on_entry)
-                }
-                Mode::Harness => run_harness_mode(
-                    backend,
-                    &category.entries,
-                    &run_options,
-                    options.call_format,
-                    &mut on_entry,
-                ),
-            };
-            if let Some(error) = write_error {
-                return Err(error).with_context(|| format!("writing {}", entries_path.display()));
-            }
-            let lines: Vec<_> = outcomes.iter().map(EntryOutcome::result_line).collect();
-            write_result_file(
-                &results.join(group_of(&category.name)),
-                &category.name,
-                &lines,
-            )?;
-            let refs: Vec<&EntryOutcome> = outcomes.iter().collect();
-            scores.push(category_score(&category.name, &refs));
-            all_outcomes.extend(outcomes);
+        for (category, entries) in selected.iter().enumerate() {
+            let first = jobs.len();
+            jobs.extend((0..entries.entries.len()).map(|entry| EntryJob {
+                repeat,
+                category,
+                entry,
+            }));
+            groups.push((repeat, category, first..jobs.len()));
         }
-        per_repeat_scores.push(scores);
     }
+    let run_options = |repeat: u32| RunOptions {
+        max_tokens: options.max_tokens,
+        sampling: options.sampling,
+        run_seed: options.seed,
+        repeat,
+    };
+    let work = |backend: &mut dyn Backend, job: &EntryJob| {
+        let entry = &selected[job.category].entries[job.entry];
+        let run_options = run_options(job.repeat);
+        match options.mode {
+            Mode::Prompt => prompt_entry(backend, entry, &run_options),
+            Mode::Harness => harness_entry(backend, entry, &run_options, options.call_format),
+        }
+    };
+
+    let bar = progress_bar(jobs.len(), options.progress);
+    let mut outcomes: Vec<Option<EntryOutcome>> = (0..jobs.len()).map(|_| None).collect();
+    let mut left: Vec<usize> = groups.iter().map(|(_, _, range)| range.len()).collect();
+    let group_of_job: Vec<usize> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, (_, _, range))| range.clone().map(move |_| g))
+        .collect();
+    let (mut valid, mut done) = (0usize, 0usize);
+    let mut on_done = |i: usize, outcome: EntryOutcome| -> anyhow::Result<()> {
+        done += 1;
+        valid += usize::from(outcome.check.valid);
+        bar.set_message(format!(
+            "{} · repeat {} · {valid}/{done} valid",
+            outcome.category, outcome.repeat
+        ));
+        bar.inc(1);
+        // Written as each entry ends, so an interrupted run keeps its records.
+        let record = EntryRecord::new(&outcome, run_options(outcome.repeat).seed_for(&outcome.id));
+        let line = serde_json::to_string(&record).expect("records serialize");
+        writeln!(entries_file, "{line}")
+            .and_then(|()| entries_file.flush())
+            .with_context(|| format!("writing {}", entries_path.display()))?;
+        outcomes[i] = Some(outcome);
+        let g = group_of_job[i];
+        left[g] -= 1;
+        if left[g] == 0 {
+            let (repeat, category, range) = &groups[g];
+            let name = &selected[*category].name;
+            let lines: Vec<_> = outcomes[range.clone()]
+                .iter()
+                .flatten()
+                .map(EntryOutcome::result_line)
+                .collect();
+            let results = result_root(&dir, *repeat, options.repeats)
+                .join(model_folder(&options.result_model));
+            write_result_file(&results.join(group_of(name)), name, &lines)?;
+        }
+        Ok(())
+    };
+    if options.parallel > 1 {
+        let handles = scheduler::handles(backend, options.parallel)?;
+        scheduler::run_parallel(handles, &jobs, work, &mut on_done)?;
+    } else {
+        for (i, job) in jobs.iter().enumerate() {
+            let outcome = work(backend, job);
+            on_done(i, outcome)?;
+        }
+    }
+    let mut per_repeat_scores: Vec<Vec<CategoryScore>> = Vec::new();
+    for (repeat, category, range) in &groups {
+        if per_repeat_scores.len() < *repeat as usize {
+            per_repeat_scores.push(Vec::new());
+        }
+        let of_group: Vec<&EntryOutcome> = outcomes[range.clone()].iter().flatten().collect();
+        let score = category_score(&selected[*category].name, &of_group);
+        per_repeat_scores[*repeat as usize - 1].push(score);
+    }
+    let all_outcomes: Vec<EntryOutcome> = outcomes.into_iter().flatten().collect();
     bar.finish_and_clear();
 
     let info = backend.info();
@@ -384,6 +431,7 @@ pub fn run(
         temperature: options.sampling.temperature,
         max_tokens: options.max_tokens,
         limit: options.limit,
+        parallel: options.parallel.max(1),
         inference_errors: all_outcomes
             .iter()
             .filter(|o| o.inference_error.is_some())

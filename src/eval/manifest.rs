@@ -32,8 +32,9 @@ pub struct Manifest {
     pub budgets: Budgets,
     pub call_format: String,
     pub record: String,
-    /// Units run at once. Above 1, sequences share decode batches, which can change results in
-    /// the last bits (docs/throughput.md); the batch settings are in `backend`.
+    /// Units run at once. Above 1, sequences share decode batches: a run replays exactly at the
+    /// same value, but its results differ in the last bits from another value's
+    /// (docs/throughput.md); the batch settings are in `backend`.
     #[serde(default = "one")]
     pub parallel: usize,
     pub started_unix: u64,

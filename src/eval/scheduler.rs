@@ -1,10 +1,12 @@
 //! Runs a plan's units on several threads at once, each with its own handle on a backend that
 //! serves many callers (one model, one context, continuous batching), and measures the run.
 //!
-//! Workers take units in plan order from a shared counter; finished units come back to the
-//! caller's thread in order of completion, so the journal keeps every unit that finished even if
-//! the run stops. A unit's result depends on its inputs and seed, not on when it ran, except
-//! through the floating-point effect of which other sequences shared its batches.
+//! Worker k starts with unit k, then each takes the next unit in plan order from a shared counter
+//! when it is done; finished units come back to the caller's thread in order of completion, so
+//! the journal keeps every unit that finished even if the run stops. On lockstep handles (the
+//! batched engine's forks) workers take turns between generations, so which worker takes which
+//! unit, and so every batch, is the same from run to run: a run replays exactly at the same
+//! `--parallel`.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -51,16 +53,16 @@ where
     if handles.is_empty() {
         bail!("no backend handle to run on");
     }
-    let next = AtomicUsize::new(0);
+    let next = AtomicUsize::new(handles.len());
     let stop = AtomicBool::new(false);
     let (sender, results) = mpsc::channel::<(usize, T)>();
     std::thread::scope(|scope| {
-        for mut handle in handles {
+        for (first, mut handle) in handles.into_iter().enumerate() {
             let sender = sender.clone();
             let (next, stop, work) = (&next, &stop, &work);
             scope.spawn(move || {
+                let mut i = first;
                 while !stop.load(Ordering::Relaxed) {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else {
                         break;
                     };
@@ -68,6 +70,7 @@ where
                     if sender.send((i, value)).is_err() {
                         break;
                     }
+                    i = next.fetch_add(1, Ordering::Relaxed);
                 }
             });
         }

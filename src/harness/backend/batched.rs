@@ -9,11 +9,14 @@
 //! and worked examples are computed once.
 //!
 //! Determinism: a request's tokens depend on its prompt and seed, and on the floating-point
-//! result of the batches it was computed in. Which other sequences share those batches depends on
-//! timing, so outputs can differ from a one-sequence backend's in the last bits of the logits
-//! (see docs/throughput.md for how often that changes a transcript).
+//! result of the batches it was computed in, so outputs can differ from a one-sequence backend's
+//! in the last bits of the logits (see docs/throughput.md for how often that changes a
+//! transcript). Forked handles take part in lockstep: the engine decodes only when every one of
+//! them is waiting for an answer, and hands answers out one at a time, so that client code runs
+//! in a fixed order. Batches then depend on the requests alone, not on thread timing, and a run
+//! replays exactly at the same number of sequences.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -79,6 +82,15 @@ pub struct EngineStats {
     pub peak_sequences: u32,
 }
 
+/// What clients tell the engine.
+enum Message {
+    Job(Job),
+    /// A lockstep client starts: the engine waits for its requests.
+    Join(u64),
+    /// A lockstep client is gone.
+    Leave(u64),
+}
+
 struct Job {
     client: u64,
     request: GenRequest,
@@ -96,7 +108,7 @@ struct Shared {
 /// The engine: owns the serving thread. Hand out [`BatchedHandle`]s to clients; the thread ends
 /// when the engine and every handle are gone.
 pub struct BatchedEngine {
-    sender: Sender<Job>,
+    sender: Sender<Message>,
     shared: Arc<Shared>,
 }
 
@@ -110,8 +122,9 @@ impl BatchedEngine {
         let params = context_params(sequences, seq_ctx, loaded.info.threads);
         let model = loaded.model;
         let aligned = options.chunk_aligned_reuse;
+        let prefix_cache = options.llama.prefix_cache;
         let path = options.llama.model_path.clone();
-        let (job_sender, jobs) = mpsc::channel::<Job>();
+        let (job_sender, jobs) = mpsc::channel::<Message>();
         let (ready_sender, ready) = mpsc::channel::<anyhow::Result<u32>>();
         let mut info = loaded.info;
         info.name = "llama.cpp batched".into();
@@ -139,6 +152,7 @@ impl BatchedEngine {
                 let _ = ready_sender.send(Ok(context.n_ctx()));
                 let mut engine = Engine::new(model, context, sequences, seq_ctx, thread_stats);
                 engine.align = if aligned { PREFILL_CHUNK } else { 1 };
+                engine.prefix_cache = prefix_cache;
                 engine.serve(jobs);
             })
             .context("cannot start the engine thread")?;
@@ -157,8 +171,15 @@ impl BatchedEngine {
         })
     }
 
+    /// A free-running client: served as its requests come, outside lockstep.
     pub fn handle(&self) -> BatchedHandle {
-        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared))
+        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared), false)
+    }
+
+    /// A lockstep client (see the module notes): the engine does not decode while it runs, so
+    /// it must either keep asking or be dropped.
+    pub fn lockstep_handle(&self) -> BatchedHandle {
+        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared), true)
     }
 
     pub fn stats(&self) -> EngineStats {
@@ -175,18 +196,23 @@ fn lock_stats(stats: &Mutex<EngineStats>) -> std::sync::MutexGuard<'_, EngineSta
 /// (and each clone) is a client of its own, so that its next prompt, which usually extends its
 /// last, goes back to the sequence that holds the last one.
 pub struct BatchedHandle {
-    sender: Sender<Job>,
+    sender: Sender<Message>,
     shared: Arc<Shared>,
     client: u64,
+    lockstep: bool,
 }
 
 impl BatchedHandle {
-    fn new(sender: Sender<Job>, shared: Arc<Shared>) -> Self {
+    fn new(sender: Sender<Message>, shared: Arc<Shared>, lockstep: bool) -> Self {
         let client = shared.next_client.fetch_add(1, Ordering::Relaxed);
+        if lockstep {
+            let _ = sender.send(Message::Join(client));
+        }
         BatchedHandle {
             sender,
             shared,
             client,
+            lockstep,
         }
     }
 
@@ -197,7 +223,15 @@ impl BatchedHandle {
 
 impl Clone for BatchedHandle {
     fn clone(&self) -> Self {
-        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared))
+        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared), self.lockstep)
+    }
+}
+
+impl Drop for BatchedHandle {
+    fn drop(&mut self) {
+        if self.lockstep {
+            let _ = self.sender.send(Message::Leave(self.client));
+        }
     }
 }
 
@@ -213,20 +247,26 @@ impl Backend for BatchedHandle {
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         let (reply, answer) = mpsc::channel();
         self.sender
-            .send(Job {
+            .send(Message::Job(Job {
                 client: self.client,
                 request: request.clone(),
                 received: Instant::now(),
                 reply,
-            })
+            }))
             .map_err(|_| anyhow!("the batched engine has stopped"))?;
         answer
             .recv()
             .map_err(|_| anyhow!("the batched engine stopped during a generation"))?
     }
 
+    /// Forks are lockstep clients: whoever runs work on several of them gets the same batches
+    /// for the same work, whatever the threads' timing.
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {
-        Some(Box::new(self.clone()))
+        Some(Box::new(BatchedHandle::new(
+            self.sender.clone(),
+            Arc::clone(&self.shared),
+            true,
+        )))
     }
 }
 
@@ -267,9 +307,22 @@ struct Engine {
     slots: Vec<Slot>,
     seq_ctx: usize,
     queue: VecDeque<(Job, Vec<LlamaToken>)>,
+    /// Requests received since the last decode call, admitted in client order.
+    arrivals: Vec<Job>,
+    /// Lockstep clients, and those of them running their own code (not waiting for an answer).
+    members: BTreeSet<u64>,
+    running: BTreeSet<u64>,
+    /// Answers for lockstep clients, handed out one at a time.
+    outbox: VecDeque<(
+        u64,
+        Sender<anyhow::Result<Generation>>,
+        anyhow::Result<Generation>,
+    )>,
     batch: LlamaBatch<'static>,
     /// Reused prefixes end on a multiple of this (1: anywhere).
     align: usize,
+    /// Off, every prompt is computed from scratch.
+    prefix_cache: bool,
     tick: u64,
     stats: Arc<Mutex<EngineStats>>,
 }
@@ -302,29 +355,79 @@ impl Engine {
                 .collect(),
             seq_ctx,
             queue: VecDeque::new(),
+            arrivals: Vec::new(),
+            members: BTreeSet::new(),
+            running: BTreeSet::new(),
+            outbox: VecDeque::new(),
             batch: LlamaBatch::new(PREFILL_CHUNK + sequences, 1),
             align: 1,
+            prefix_cache: true,
             tick: 0,
             stats,
         }
     }
 
-    fn serve(&mut self, jobs: Receiver<Job>) {
+    fn serve(&mut self, messages: Receiver<Message>) {
         loop {
-            let busy = self.slots.iter().any(|s| s.active.is_some());
-            if !busy && self.queue.is_empty() {
-                match jobs.recv() {
-                    Ok(job) => self.receive(job),
+            // A lockstep client gets its answer only when no other one is running: client code
+            // then runs in the order of the answers, which the batches alone decide.
+            if self.running.is_empty() {
+                if let Some((client, reply, answer)) = self.outbox.pop_front() {
+                    if self.members.contains(&client) {
+                        self.running.insert(client);
+                    }
+                    let _ = reply.send(answer);
+                    continue;
+                }
+            }
+            let busy = self.slots.iter().any(|s| s.active.is_some()) || !self.queue.is_empty();
+            if !self.running.is_empty() || (!busy && self.arrivals.is_empty()) {
+                match messages.recv() {
+                    Ok(message) => self.on_message(message),
                     Err(_) => return,
                 }
             }
-            while let Ok(job) = jobs.try_recv() {
+            while let Ok(message) = messages.try_recv() {
+                self.on_message(message);
+            }
+            if !self.running.is_empty() || !self.outbox.is_empty() {
+                continue;
+            }
+            let mut arrivals = std::mem::take(&mut self.arrivals);
+            arrivals.sort_by_key(|job| job.client);
+            for job in arrivals {
                 self.receive(job);
             }
             self.admit();
             if self.slots.iter().any(|s| s.active.is_some()) {
                 self.step();
             }
+        }
+    }
+
+    fn on_message(&mut self, message: Message) {
+        match message {
+            Message::Job(job) => {
+                self.running.remove(&job.client);
+                self.arrivals.push(job);
+            }
+            Message::Join(client) => {
+                self.members.insert(client);
+                self.running.insert(client);
+            }
+            Message::Leave(client) => {
+                self.members.remove(&client);
+                self.running.remove(&client);
+            }
+        }
+    }
+
+    /// Sends an answer: at once to a free-running client, through the outbox to a lockstep one.
+    fn answer(&mut self, job: Job, answer: anyhow::Result<Generation>) {
+        if self.members.contains(&job.client) {
+            self.outbox.push_back((job.client, job.reply, answer));
+        } else {
+            let _ = job.reply.send(answer);
         }
     }
 
@@ -335,13 +438,14 @@ impl Engine {
             .vocab()
             .tokenize(job.request.prompt.as_bytes(), false, true);
         if tokens.is_empty() {
-            let _ = job.reply.send(Err(anyhow!("the prompt is empty")));
+            self.answer(job, Err(anyhow!("the prompt is empty")));
         } else if tokens.len() + 1 >= self.seq_ctx {
-            let _ = job.reply.send(Err(anyhow!(
+            let message = format!(
                 "the prompt has {} tokens, more than the context of {} holds",
                 tokens.len(),
                 self.seq_ctx
-            )));
+            );
+            self.answer(job, Err(anyhow!(message)));
         } else {
             self.queue.push_back((job, tokens));
         }
@@ -351,6 +455,9 @@ impl Engine {
     /// token is always computed (its logits start the generation), and the cut falls on the
     /// alignment.
     fn reusable(&self, common: usize, tokens: &[LlamaToken]) -> usize {
+        if !self.prefix_cache {
+            return 0;
+        }
         (common.min(tokens.len() - 1) / self.align) * self.align
     }
 
@@ -423,7 +530,7 @@ impl Engine {
                 })
         };
         if let Err(e) = reset {
-            let _ = job.reply.send(Err(anyhow!("cache reuse failed: {e}")));
+            self.answer(job, Err(anyhow!("cache reuse failed: {e}")));
             self.slots[target].cached.clear();
             return;
         }
@@ -480,8 +587,8 @@ impl Engine {
             .expect("a free sequence")
     }
 
-    /// One decode call: a token for each generating sequence, then whole prompt chunks of
-    /// prefilling sequences, oldest first, while they fit.
+    /// One decode call: a token for each generating sequence, then prompt chunks of prefilling
+    /// sequences, oldest first, until the call is full.
     fn step(&mut self) {
         self.batch.clear();
         let mut room = PREFILL_CHUNK;
@@ -512,11 +619,16 @@ impl Engine {
             if active.next >= active.tokens.len() {
                 continue;
             }
-            let end = ((active.next / PREFILL_CHUNK + 1) * PREFILL_CHUNK).min(active.tokens.len());
-            let n = end - active.next;
-            if n > room {
-                break;
+            let mut end =
+                ((active.next / PREFILL_CHUNK + 1) * PREFILL_CHUNK).min(active.tokens.len());
+            if end - active.next > room {
+                // Aligned reuse needs whole chunks; otherwise the chunk is split to fill the call.
+                if self.align > 1 || room == 0 {
+                    break;
+                }
+                end = active.next + room;
             }
+            let n = end - active.next;
             for at in active.next..end {
                 let last = at + 1 == active.tokens.len();
                 if last {
@@ -645,23 +757,26 @@ impl Engine {
                 .unwrap_or(0.0),
         };
         lock_stats(&self.stats).generated_tokens += u64::from(active.generated);
-        // A client that went away no longer needs the answer.
-        let _ = active.job.reply.send(Ok(Generation {
-            text,
-            finish,
-            metrics,
-        }));
+        self.answer(
+            active.job,
+            Ok(Generation {
+                text,
+                finish,
+                metrics,
+            }),
+        );
     }
 
     /// Ends the given requests with an error and drops what their sequences held.
     fn fail(&mut self, slots: &[usize], message: &str) {
         for &i in slots {
             let slot = &mut self.slots[i];
-            if let Some(active) = slot.active.take() {
-                let _ = active.job.reply.send(Err(anyhow!("{message}")));
-            }
+            let taken = slot.active.take();
             slot.cached.clear();
             let _ = self.context.clear_kv_cache_seq(Some(i as u32), None, None);
+            if let Some(active) = taken {
+                self.answer(active.job, Err(anyhow!("{message}")));
+            }
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct LlamaOptions {
     pub threads: u32,
     /// Overrides family detection from the GGUF metadata.
     pub family: Option<Family>,
+    /// Start each prompt from the KV entries of the last one where they match. Off, every
+    /// prompt is computed from scratch (the baseline that throughput figures compare to).
+    pub prefix_cache: bool,
 }
 
 impl LlamaOptions {
@@ -42,6 +45,7 @@ impl LlamaOptions {
             n_ctx: 4096,
             threads: 0,
             family: None,
+            prefix_cache: true,
         }
     }
 }
@@ -75,6 +79,7 @@ pub struct LlamaBackend {
     info: BackendInfo,
     /// Tokens whose KV entries sit in the cache, computed in canonical prefill chunks.
     cached: Vec<LlamaToken>,
+    prefix_cache: bool,
 }
 
 /// A model loaded for the life of the process, with what its metadata says about it. Every
@@ -187,6 +192,7 @@ impl LlamaBackend {
             family,
             info,
             cached: Vec::new(),
+            prefix_cache: options.prefix_cache,
         })
     }
 
@@ -198,12 +204,15 @@ impl LlamaBackend {
     /// Reuses the cached prefix where it is exact and prefills the rest in canonical chunks.
     /// Returns how many prompt tokens came from the cache.
     fn prefill(&mut self, tokens: &[LlamaToken]) -> anyhow::Result<usize> {
-        let common = self
-            .cached
-            .iter()
-            .zip(tokens)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common = if self.prefix_cache {
+            self.cached
+                .iter()
+                .zip(tokens)
+                .take_while(|(a, b)| a == b)
+                .count()
+        } else {
+            0
+        };
         // Keep at least the last prompt token to compute: its logits start the generation.
         let keep = ((common.min(tokens.len() - 1)) / PREFILL_CHUNK) * PREFILL_CHUNK;
         let keep = keep.min(self.cached.len());
