@@ -117,7 +117,7 @@ impl OpenModel {
 #[derive(Args, Debug, Clone)]
 pub struct ParallelArgs {
     /// Samples run at once over one model, their sequences decoded in shared batches (default:
-    /// 4 per CPU core, from 4 to 16). A run replays exactly at the same value; 1 runs one
+    /// 8 per CPU core, from 4 to 16). A run replays exactly at the same value; 1 runs one
     /// sample at a time, bit for bit as a one-sequence backend
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub parallel: Option<u32>,
@@ -131,12 +131,11 @@ impl ParallelArgs {
     }
 }
 
-/// More sequences per decode call give more tokens per second, up to the point where prefill
-/// work dominates; on 2 cores 8 and 16 differ by a few percent while 16 takes 60% more memory
-/// (docs/throughput.md).
+/// More sequences per decode call give more tokens per second until prompt work dominates: on
+/// 2 cores, 16 beat 8 by 3–4% on the weather pack, for 60% more memory (docs/throughput.md).
 pub fn default_parallel() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (4 * cores).clamp(4, 16)
+    (8 * cores).clamp(4, 16)
 }
 
 #[derive(Subcommand, Debug)]
@@ -599,10 +598,14 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.parallel = args.parallel.resolve();
     let mut model = args.model.open(opts.parallel)?;
     let result = runner::run(model.backend(), &opts)?;
-    let engine_stats = model.engine_stats();
-    let profile: Option<Profile> = std::fs::read_to_string(result.dir.join("profile.json"))
+    let profile_path = result.dir.join("profile.json");
+    let mut profile: Option<Profile> = std::fs::read_to_string(&profile_path)
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok());
+    if let (Some(p), Some(stats)) = (&mut profile, model.engine_stats()) {
+        p.engine = Some(stats);
+        std::fs::write(&profile_path, serde_json::to_string_pretty(p)? + "\n")?;
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
@@ -614,8 +617,9 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     }
     if args.profile {
         let profile_line = profile.as_ref().map(Profile::line);
-        let text = profile.map(|p| p.table()).unwrap_or_default()
-            + &engine_stats.map(|s| s.table()).unwrap_or_default();
+        let text = profile
+            .map(|p| p.table() + &p.engine.map(|s| s.table()).unwrap_or_default())
+            .unwrap_or_default();
         // Beside a JSON summary, on stderr so that stdout stays JSON; the summary line with it,
         // since the table above was not printed.
         if args.json {

@@ -57,12 +57,14 @@ fn only_run_dir(output: &Path) -> PathBuf {
     runs[0].clone()
 }
 
-fn bench_and_rescore(mode: &str, category: &str, limit: usize) {
+/// `parallel` None runs the default: the batched engine with the machine's `--parallel`.
+fn bench_and_rescore(mode: &str, category: &str, limit: usize, parallel: Option<usize>) {
     let _one_at_a_time = MODEL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     let model = common::model_path();
     let output = tempfile::tempdir().unwrap();
     let limit = limit.to_string();
-    let out = skilleval(&[
+    let parallel_arg = parallel.map(|p| p.to_string());
+    let mut args = vec![
         "bench",
         "--bfcl",
         category,
@@ -79,13 +81,22 @@ fn bench_and_rescore(mode: &str, category: &str, limit: usize) {
         model.to_str().unwrap(),
         "--output",
         output.path().to_str().unwrap(),
-    ]);
+    ];
+    if let Some(p) = &parallel_arg {
+        args.extend(["--parallel", p.as_str()]);
+    }
+    let out = skilleval(&args);
     let table = stdout_of(&out);
     let (n, correct) = row_counts(&table, category);
     assert_eq!(n, limit, "{table}");
     assert!(table.contains(&format!("mode {mode}")), "{table}");
 
     let run_dir = only_run_dir(output.path());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap())
+            .unwrap();
+    let expected = parallel.unwrap_or_else(skilleval::cli::default_parallel);
+    assert_eq!(summary["parallel"], expected as u64);
     let records = std::fs::read_to_string(run_dir.join("entries.jsonl")).unwrap();
     assert_eq!(records.lines().count(), limit.parse::<usize>().unwrap());
     for line in records.lines() {
@@ -112,10 +123,10 @@ fn bench_and_rescore(mode: &str, category: &str, limit: usize) {
 
 #[test]
 fn prompt_mode_runs_and_its_results_rescore_the_same() {
-    bench_and_rescore("prompt", "simple_python", 3);
+    bench_and_rescore("prompt", "simple_python", 3, None);
 }
 
 #[test]
 fn harness_mode_runs_and_its_results_rescore_the_same() {
-    bench_and_rescore("harness", "simple_python", 2);
+    bench_and_rescore("harness", "simple_python", 2, Some(1));
 }

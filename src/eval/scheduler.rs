@@ -15,7 +15,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use super::journal::JournalEntry;
-use crate::harness::backend::batched::peak_memory_bytes;
+use crate::harness::backend::batched::{peak_memory_bytes, EngineStats};
 use crate::harness::backend::Backend;
 
 /// `count` handles on `backend`, one per worker.
@@ -116,6 +116,9 @@ pub struct Profile {
     pub tool_secs: f64,
     /// Judging and everything else a unit does outside the harness loop.
     pub judge_secs: f64,
+    /// The batched engine's own figures, when it served the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineStats>,
 }
 
 impl Profile {
