@@ -97,6 +97,13 @@ fn concurrent_requests_are_all_answered() {
     );
     assert!(stats.peak_sequences > 1, "{stats:?}");
     assert!(stats.peak_sequences <= 4, "{stats:?}");
+    // Prompt and generated tokens never share a call: every token of a call with prompt tokens
+    // is a prompt token.
+    assert_eq!(
+        stats.batched_tokens,
+        stats.prompt_tokens - stats.cached_prompt_tokens + stats.decode_only_tokens,
+        "{stats:?}"
+    );
 }
 
 /// A long prompt prefix, as the system prompt and worked examples of a pack are.

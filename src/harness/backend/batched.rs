@@ -1,9 +1,10 @@
 //! Many generations at once over one model and one context: continuous batching with
 //! shared-prefix KV reuse.
 //!
-//! A dedicated thread owns the context and serves every client. Each `decode` call carries one
-//! token for every sequence that is generating plus whole prompt chunks of sequences still
-//! prefilling, so a new request joins the batch without waiting for the others to end. A new
+//! A dedicated thread owns the context and serves every client. Decode calls take turns: one
+//! carries a token for every sequence that is generating, the next the prompt chunks of
+//! sequences still prefilling, so a new request joins the batch without waiting for the others
+//! to end. A new
 //! prompt starts from the longest cached prefix held by any sequence: in a unified KV cache,
 //! copying a sequence's prefix to another only tags the same cells, so the shared system prompt
 //! and worked examples are computed once.
@@ -80,6 +81,15 @@ pub struct EngineStats {
     pub decode_only_tokens: u64,
     /// Most sequences in one decode call.
     pub peak_sequences: u32,
+    /// Time the engine waited for lockstep clients to ask again (tools, judging, prompts).
+    #[serde(default)]
+    pub client_wait_secs: f64,
+    /// Time spent tokenizing prompts.
+    #[serde(default)]
+    pub tokenize_secs: f64,
+    /// Time spent sampling and checking stop strings after decode calls.
+    #[serde(default)]
+    pub sample_secs: f64,
 }
 
 /// What clients tell the engine.
@@ -323,6 +333,8 @@ struct Engine {
     align: usize,
     /// Off, every prompt is computed from scratch.
     prefix_cache: bool,
+    /// Whether the last decode call carried prompt tokens.
+    last_call_prefilled: bool,
     tick: u64,
     stats: Arc<Mutex<EngineStats>>,
 }
@@ -362,6 +374,7 @@ impl Engine {
             batch: LlamaBatch::new(PREFILL_CHUNK + sequences, 1),
             align: 1,
             prefix_cache: true,
+            last_call_prefilled: false,
             tick: 0,
             stats,
         }
@@ -382,9 +395,14 @@ impl Engine {
             }
             let busy = self.slots.iter().any(|s| s.active.is_some()) || !self.queue.is_empty();
             if !self.running.is_empty() || (!busy && self.arrivals.is_empty()) {
+                let waiting_for_clients = !self.running.is_empty();
+                let started = Instant::now();
                 match messages.recv() {
                     Ok(message) => self.on_message(message),
                     Err(_) => return,
+                }
+                if waiting_for_clients {
+                    lock_stats(&self.stats).client_wait_secs += started.elapsed().as_secs_f64();
                 }
             }
             while let Ok(message) = messages.try_recv() {
@@ -395,9 +413,11 @@ impl Engine {
             }
             let mut arrivals = std::mem::take(&mut self.arrivals);
             arrivals.sort_by_key(|job| job.client);
+            let started = Instant::now();
             for job in arrivals {
                 self.receive(job);
             }
+            lock_stats(&self.stats).tokenize_secs += started.elapsed().as_secs_f64();
             self.admit();
             if self.slots.iter().any(|s| s.active.is_some()) {
                 self.step();
@@ -587,8 +607,8 @@ impl Engine {
             .expect("a free sequence")
     }
 
-    /// One decode call: a token for each generating sequence, then prompt chunks of prefilling
-    /// sequences, oldest first, until the call is full.
+    /// One decode call: either a token for each generating sequence, or prompt chunks of
+    /// prefilling sequences, oldest first, until the call is full.
     fn step(&mut self) {
         self.batch.clear();
         let mut room = PREFILL_CHUNK;
@@ -600,10 +620,21 @@ impl Engine {
         order.sort_by_key(|&i| self.slots[i].active.as_ref().map(|a| a.order));
         let mut added: Vec<(usize, usize)> = Vec::new(); // (slot, prompt tokens added)
         let mut failed: Option<String> = None;
+        let active = || order.iter().filter_map(|&i| self.slots[i].active.as_ref());
+        let generating = active().any(|a| a.pending.is_some());
+        let prefilling = active().any(|a| a.next < a.tokens.len());
+        // Prompt tokens and generated tokens go in separate calls, taking turns. In one call,
+        // llama.cpp's tiled attention would compute each 64-row block that holds tokens of
+        // several sequences against every cell of the pool.
+        let prefill_call = prefilling && (!generating || !self.last_call_prefilled);
+        self.last_call_prefilled = prefill_call;
         for &i in &order {
             let active = self.slots[i].active.as_mut().expect("active");
             active.logits_at = None;
             let seq = [i as i32];
+            if prefill_call {
+                continue;
+            }
             if let Some(token) = active.pending {
                 let pos = active.tokens.len() + active.generated as usize - 1;
                 active.logits_at = Some(self.batch.n_tokens());
@@ -616,7 +647,7 @@ impl Engine {
         }
         for &i in &order {
             let active = self.slots[i].active.as_mut().expect("active");
-            if active.next >= active.tokens.len() {
+            if !prefill_call || active.next >= active.tokens.len() {
                 continue;
             }
             let mut end =
@@ -689,6 +720,7 @@ impl Engine {
             }
             self.sample(i);
         }
+        lock_stats(&self.stats).sample_secs += now.elapsed().as_secs_f64();
     }
 
     fn sample(&mut self, i: usize) {
@@ -863,6 +895,9 @@ impl EngineStats {
             "engine: {} requests · {} decode calls, {:.1} tokens per call, at most {} sequences\n\
              \x20 calls with prompt tokens  {:>8.1}s\n\
              \x20 calls generating only     {:>8.1}s ({:.0} tokens/s)\n\
+             \x20 sampling                  {:>8.1}s\n\
+             \x20 tokenizing                {:>8.1}s\n\
+             \x20 waiting for clients       {:>8.1}s\n\
              \x20 prefix cache              {} hits, {} of {} prompt tokens\n",
             self.requests,
             self.decode_calls,
@@ -871,6 +906,9 @@ impl EngineStats {
             self.prefill_secs,
             self.decode_secs,
             per_sec(self.decode_only_tokens, self.decode_secs),
+            self.sample_secs,
+            self.tokenize_secs,
+            self.client_wait_secs,
             self.prefix_hits,
             self.cached_prompt_tokens,
             self.prompt_tokens,
