@@ -536,11 +536,12 @@ fn run_bench(args: BenchRunArgs) -> anyhow::Result<u8> {
         println!("{}", bench_report::table(&run.summary.scores));
         let summary = &run.summary;
         println!(
-            "mode {} · {} repeat(s) · seed {} · temperature {} · {:.0}s{}",
+            "mode {} · {} repeat(s) · seed {} · temperature {} · parallel {} · {:.0}s{}",
             summary.mode.name(),
             summary.repeats,
             summary.seed,
             summary.temperature,
+            summary.parallel,
             summary.seconds,
             match summary.inference_errors {
                 0 => String::new(),
