@@ -55,8 +55,8 @@ pub struct ModelArgs {
     /// CPU threads (default: one per core)
     #[arg(long, default_value_t = 0)]
     pub threads: u32,
-    /// Compute every prompt from scratch instead of reusing the cached prefix (for throughput
-    /// baselines; results do not change)
+    /// Compute every prompt from scratch instead of reusing the cached prefix (the baseline
+    /// of throughput figures; one sample at a time, results do not change)
     #[arg(long)]
     pub no_prefix_cache: bool,
 }
@@ -132,7 +132,7 @@ impl ParallelArgs {
 }
 
 /// More sequences per decode call give more tokens per second until prompt work dominates: on
-/// 2 cores, 16 beat 8 by 3–4% on the weather pack, for 60% more memory (docs/throughput.md).
+/// 2 cores, 16 beat 8 on the weather pack, for 60% more memory (docs/throughput.md).
 pub fn default_parallel() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (8 * cores).clamp(4, 16)

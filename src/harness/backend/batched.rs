@@ -4,10 +4,9 @@
 //! A dedicated thread owns the context and serves every client. Decode calls take turns: one
 //! carries a token for every sequence that is generating, the next the prompt chunks of
 //! sequences still prefilling, so a new request joins the batch without waiting for the others
-//! to end. A new
-//! prompt starts from the longest cached prefix held by any sequence: in a unified KV cache,
-//! copying a sequence's prefix to another only tags the same cells, so the shared system prompt
-//! and worked examples are computed once.
+//! to end. A new prompt starts from the longest cached prefix held by any sequence: in a unified
+//! KV cache, copying a sequence's prefix to another only tags the same cells, so the shared
+//! system prompt and worked examples are computed once.
 //!
 //! Determinism: a request's tokens depend on its prompt and seed, and on the floating-point
 //! result of the batches it was computed in, so outputs can differ from a one-sequence backend's
@@ -184,12 +183,6 @@ impl BatchedEngine {
     /// A free-running client: served as its requests come, outside lockstep.
     pub fn handle(&self) -> BatchedHandle {
         BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared), false)
-    }
-
-    /// A lockstep client (see the module notes): the engine does not decode while it runs, so
-    /// it must either keep asking or be dropped.
-    pub fn lockstep_handle(&self) -> BatchedHandle {
-        BatchedHandle::new(self.sender.clone(), Arc::clone(&self.shared), true)
     }
 
     pub fn stats(&self) -> EngineStats {
