@@ -4,6 +4,7 @@ mod common;
 
 use common::gemma_request as request;
 
+use skilleval::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use skilleval::harness::backend::{Backend, FinishReason};
 use skilleval::harness::template::Family;
 
@@ -72,6 +73,38 @@ fn a_reused_prefix_gives_the_same_text_as_a_fresh_one() {
         reused.metrics
     );
     assert_eq!(fresh.text, reused.text);
+}
+
+/// `--no-prefix-cache`: every prompt is computed from scratch, and the text is what the cached
+/// backend gives for the same request.
+#[test]
+fn without_the_prefix_cache_nothing_is_reused_and_the_text_is_the_same() {
+    let shared = "The following is a list of facts about lakes.\n".repeat(60);
+    let p1 = format!("{shared}Which lake is deepest?");
+    let p2 = format!("{shared}Which lake is largest?");
+    let cached = {
+        let mut backend = common::backend();
+        backend.generate(&request(&p1, 5, 0.0, 4)).unwrap();
+        backend.generate(&request(&p2, 5, 0.0, 24)).unwrap()
+    };
+    assert!(
+        cached.metrics.cached_prompt_tokens >= 256,
+        "{:?}",
+        cached.metrics
+    );
+
+    let mut options = LlamaOptions::new(common::model_path());
+    options.n_ctx = 2048;
+    options.prefix_cache = false;
+    let mut scratch = LlamaBackend::load(&options).expect("the default model loads");
+    scratch.generate(&request(&p1, 5, 0.0, 4)).unwrap();
+    let computed = scratch.generate(&request(&p2, 5, 0.0, 24)).unwrap();
+    assert_eq!(
+        computed.metrics.cached_prompt_tokens, 0,
+        "{:?}",
+        computed.metrics
+    );
+    assert_eq!(computed.text, cached.text);
 }
 
 #[test]
