@@ -18,6 +18,20 @@ fn skilleval_run(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
+/// `skilleval run` of the mini pack against its variant, with `args` after.
+fn run_mini_variant(args: &[&str]) -> Output {
+    let pack = mini_pack_dir();
+    let variant = pack.join("variant.md");
+    let mut all = vec![
+        "--pack",
+        pack.to_str().unwrap(),
+        "--variant",
+        variant.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    skilleval_run(&all)
+}
+
 fn assert_one_error_line(out: &Output, names: &[&str]) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -87,12 +101,7 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
         model.display()
     );
     let output = tempfile::tempdir().unwrap();
-    let variant = mini_pack_dir().join("variant.md");
-    let out = skilleval_run(&[
-        "--pack",
-        mini_pack_dir().to_str().unwrap(),
-        "--variant",
-        variant.to_str().unwrap(),
+    let out = run_mini_variant(&[
         "--limit",
         "3",
         "--repeats",
@@ -153,15 +162,10 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
 #[test]
 fn a_batched_run_replays_exactly() {
     let output = tempfile::tempdir().unwrap();
-    let variant = mini_pack_dir().join("variant.md");
     let mut journals = Vec::new();
     for attempt in ["first", "second"] {
         let folder = output.path().join(attempt);
-        let out = skilleval_run(&[
-            "--pack",
-            mini_pack_dir().to_str().unwrap(),
-            "--variant",
-            variant.to_str().unwrap(),
+        let out = run_mini_variant(&[
             "--limit",
             "4",
             "--repeats",
