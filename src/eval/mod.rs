@@ -8,6 +8,7 @@ pub mod judge;
 pub mod manifest;
 pub mod pack;
 pub mod plan;
+pub mod progress;
 pub mod replay;
 pub mod report;
 pub mod runner;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{anyhow, bail, Context as _};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use super::corpus::Sample;
 use super::fixtures::FixtureStore;
@@ -16,6 +15,7 @@ use super::judge;
 use super::manifest::{self, Manifest};
 use super::pack::Pack;
 use super::plan::{self, Unit};
+use super::progress::Progress;
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
 use super::scheduler;
@@ -41,6 +41,7 @@ pub struct RunOptions {
     pub top_p: Option<f32>,
     pub output_root: PathBuf,
     pub resume: Option<String>,
+    /// Show progress on stderr: a bar on a terminal, else a plain line every 10 s.
     pub progress: bool,
     pub live: LiveServices,
     /// Units run at once, each on its own handle of a backend that serves many callers.
@@ -419,18 +420,11 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         .into_iter()
         .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
         .collect();
-    let bar = if opts.progress {
-        ProgressBar::new(units.len() as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} samples  {per_sec}  ETA {eta}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    let mut progress = Progress::new(opts.progress, units.len());
     let mut journal = Journal::open(&journal_path)?;
     let started = Instant::now();
     let mut profile = scheduler::Profile::new(opts.parallel.max(1));
+    profile.model_load_secs = manifest.backend.load_secs;
     let tree_of = |arm: Arm| match arm {
         Arm::Baseline => &arms.baseline,
         Arm::Variant => &arms.variant,
@@ -456,8 +450,7 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         let outcome = scheduler::run_parallel(handles, &units, run_timed, |i, (entry, secs)| {
             journal.append(&entry)?;
             profile.add(&entry, secs);
-            bar.set_message(format!("{:?} {}", entry.arm, entry.sample_id));
-            bar.inc(1);
+            progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
             finished[i] = Some(entry);
             Ok(())
         });
@@ -468,12 +461,11 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
             let (entry, secs) = run_timed(backend, unit);
             journal.append(&entry)?;
             profile.add(&entry, secs);
-            bar.set_message(format!("{:?} {}", entry.arm, entry.sample_id));
-            bar.inc(1);
+            progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
             entries.push(entry);
         }
     }
-    bar.finish_and_clear();
+    progress.finish();
     let wall = started.elapsed().as_secs_f64();
     profile.finish(wall);
     std::fs::write(
