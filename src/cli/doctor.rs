@@ -1,0 +1,220 @@
+//! `skilleval doctor`: checks that this machine can run skilleval and says what it found, one
+//! line per item: the model file and its sha256, whether llama.cpp loads it, the binding, the
+//! CPU features the build uses, the threads, and whether every pack's skills, corpus and
+//! fixtures load. Any problem makes the exit code 1.
+
+use std::ffi::{c_char, CStr};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::ModelArgs;
+use crate::eval::fixtures::FixtureStore;
+use crate::eval::judge;
+use crate::eval::manifest;
+use crate::eval::pack::Pack;
+use crate::harness::backend::llama::{self, LlamaBackend};
+use crate::harness::backend::Backend;
+use crate::model_path;
+
+const EXAMPLES: &str = "Examples:
+  skilleval doctor
+  skilleval doctor --model smollm2
+  skilleval doctor --packs-dir ../my-packs --model models/other.gguf";
+
+#[derive(Args, Debug)]
+#[command(after_long_help = EXAMPLES)]
+pub struct DoctorArgs {
+    /// Folder whose sub-folders with a pack.toml are checked
+    #[arg(long, default_value = "packs")]
+    pub packs_dir: PathBuf,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Lines printed and problems counted.
+#[derive(Default)]
+struct Checkup {
+    problems: usize,
+}
+
+impl Checkup {
+    fn ok(&self, item: &str, detail: impl AsRef<str>) {
+        println!("{item:<12} {}", detail.as_ref());
+    }
+
+    fn problem(&mut self, item: &str, detail: impl AsRef<str>) {
+        self.problems += 1;
+        println!("{item:<12} PROBLEM: {}", detail.as_ref());
+    }
+}
+
+pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
+    let mut up = Checkup::default();
+    check_model(&mut up, &args.model);
+    up.ok(
+        "binding",
+        format!("llama-cpp-2 {}", crate::LLAMA_CPP_2_VERSION),
+    );
+    up.ok("cpu", cpu_features());
+    let threads = match args.model.threads {
+        0 => format!(
+            "{} (one per core; --threads sets another)",
+            llama::available_threads()
+        ),
+        n => format!("{n} (--threads)"),
+    };
+    up.ok("threads", threads);
+    check_packs(&mut up, &args.packs_dir);
+    match up.problems {
+        0 => {
+            println!("doctor: no problem found");
+            Ok(0)
+        }
+        n => {
+            println!("doctor: {n} problem(s)");
+            Ok(1)
+        }
+    }
+}
+
+fn check_model(up: &mut Checkup, args: &ModelArgs) {
+    let path = model_path::resolve(args.model.clone());
+    let known = model_path::known_model_at(&path);
+    let size = match std::fs::metadata(&path) {
+        Ok(meta) => meta.len(),
+        Err(e) => {
+            let fix = match &known {
+                Some(m) => format!("run `bash scripts/setup.sh --model {}`", m.name),
+                None => "pass --model with a GGUF file".to_string(),
+            };
+            up.problem("model", format!("{}: {e}; {fix}", path.display()));
+            return;
+        }
+    };
+    let name = known
+        .as_ref()
+        .map_or("not in models.tsv", |m| m.name.as_str());
+    up.ok(
+        "model",
+        format!(
+            "{} ({name}, {:.0} MiB)",
+            path.display(),
+            size as f64 / (1024.0 * 1024.0)
+        ),
+    );
+    match (manifest::file_sha256(&path), &known) {
+        (Err(e), _) => up.problem("sha256", format!("cannot read the file: {e}")),
+        (Ok(sha), Some(m)) if sha == m.sha256 => up.ok("sha256", format!("ok ({sha})")),
+        (Ok(sha), Some(m)) => up.problem(
+            "sha256",
+            format!(
+                "{sha}, but {} should have {}; run `bash scripts/setup.sh --model {}` after removing the file",
+                m.name, m.sha256, m.name
+            ),
+        ),
+        (Ok(sha), None) => up.ok("sha256", format!("{sha} (no expected value to compare)")),
+    }
+    match LlamaBackend::load(&args.options()) {
+        Ok(backend) => {
+            let info = backend.info();
+            up.ok(
+                "load",
+                format!(
+                    "ok in {:.2} s: {} ({}), chat format {:?}, context {} tokens",
+                    info.load_secs,
+                    info.model_name.unwrap_or_default(),
+                    info.architecture.unwrap_or_default(),
+                    backend.family(),
+                    info.n_ctx
+                ),
+            );
+        }
+        Err(e) => up.problem("load", format!("{e:#}")),
+    }
+}
+
+/// llama.cpp's own account of the CPU features it was built with ("CPU : SSE3 = 1 | AVX2 = 1 …").
+fn cpu_features() -> String {
+    extern "C" {
+        fn llama_print_system_info() -> *const c_char;
+    }
+    // The CPU backend registers when llama.cpp starts.
+    if llama::runtime().is_err() {
+        return "unknown (llama.cpp did not start)".into();
+    }
+    // SAFETY: llama.cpp returns a pointer to a static, NUL-terminated buffer it owns.
+    let text = unsafe {
+        let ptr = llama_print_system_info();
+        if ptr.is_null() {
+            return "unknown".into();
+        }
+        CStr::from_ptr(ptr).to_string_lossy().into_owned()
+    };
+    let features: Vec<&str> = text
+        .split('|')
+        .map(str::trim)
+        .filter(|f| f.ends_with("= 1"))
+        .map(|f| f.trim_end_matches("= 1").trim())
+        .map(|f| f.rsplit(": ").next().unwrap_or(f))
+        .collect();
+    if features.is_empty() {
+        text.trim().to_string()
+    } else {
+        features.join(" ")
+    }
+}
+
+fn check_packs(up: &mut Checkup, dir: &Path) {
+    let mut packs: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join("pack.toml").is_file())
+            .collect(),
+        Err(e) => {
+            up.problem("packs", format!("{}: {e}", dir.display()));
+            return;
+        }
+    };
+    packs.sort();
+    if packs.is_empty() {
+        up.problem("packs", format!("{}: no pack folder", dir.display()));
+    }
+    for path in packs {
+        let label = format!(
+            "pack {}",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        );
+        match check_pack(&path) {
+            Ok(detail) => up.ok(&label, detail),
+            Err(e) => up.problem(&label, format!("{e:#}")),
+        }
+    }
+}
+
+/// Loads a pack's skills, corpus (checking the fields its laws read) and fixtures.
+fn check_pack(path: &Path) -> anyhow::Result<String> {
+    let pack = Pack::load(&path.display().to_string())?;
+    pack.skills(None)?;
+    let samples = pack.corpus(None)?;
+    for s in &samples {
+        judge::check_sample(&pack.laws, &s.category, &s.fields).map_err(|e| {
+            anyhow::anyhow!(
+                "{}:{}: sample {:?}: {}",
+                pack.corpus_path.display(),
+                s.line,
+                s.id,
+                e.replace('\n', "; ")
+            )
+        })?;
+    }
+    let fixtures = FixtureStore::load(pack.routes())?;
+    Ok(format!(
+        "ok: skill {}, {} samples in {} categories, {} fixtures",
+        pack.skill,
+        samples.len(),
+        pack.categories.len(),
+        fixtures.len()
+    ))
+}

@@ -1,0 +1,59 @@
+//! `skilleval chat --pack weather` on the real default model offers the pack's weather_lookup and
+//! answers its call from the pack's fixtures.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+#[test]
+fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
+    let model = skilleval::model_path::resolve(None);
+    assert!(
+        model.is_file(),
+        "{} is missing: run scripts/setup.sh first",
+        model.display()
+    );
+    // Greedy (chat's default temperature), so the same call every time on the default model.
+    let output = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args([
+            "chat",
+            "--pack",
+            "weather",
+            "--prompt",
+            "how cold is it in berlin today",
+            "--json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let transcript: Value = serde_json::from_str(&stdout).expect("--json prints the transcript");
+    let calls: Vec<&Value> = transcript["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["calls"].as_array().unwrap())
+        .collect();
+    let call = calls
+        .iter()
+        .find(|c| c["name"] == "weather_lookup")
+        .unwrap_or_else(|| panic!("no weather_lookup call in {stdout}"));
+    let location = call["arguments"]["location"].as_str().unwrap_or_default();
+    assert!(location.to_lowercase().contains("berlin"), "{call}");
+    // The answer came from a fixture of the pack, not from a gap or the network.
+    assert_eq!(call["is_error"], false, "{call}");
+    assert!(
+        call["result"]
+            .as_str()
+            .unwrap()
+            .starts_with("Weather for Berlin"),
+        "{call}"
+    );
+    let fixture = call["meta"]["fixture"].as_str().unwrap_or_default();
+    assert!(fixture.contains("fixtures/weather/berlin"), "{call}");
+}
