@@ -70,7 +70,7 @@ impl Progress {
     }
 }
 
-/// "progress: 12/60 units · 0.40 units/s · ETA 2m00s" after `elapsed`.
+/// "progress: 12/60 units · 0.40 units/s · ETA 2m00s" after `elapsed` (per minute when slow).
 pub fn plain_line(done: u64, total: u64, elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64();
     let per_sec = if secs > 0.0 { done as f64 / secs } else { 0.0 };
@@ -79,7 +79,13 @@ pub fn plain_line(done: u64, total: u64, elapsed: Duration) -> String {
     } else {
         "-".to_string()
     };
-    format!("progress: {done}/{total} units · {per_sec:.2} units/s · ETA {eta}")
+    // Slow runs (a loaded machine, a large model) read better per minute.
+    let rate = if per_sec > 0.0 && per_sec < 0.1 {
+        format!("{:.1} units/min", per_sec * 60.0)
+    } else {
+        format!("{per_sec:.2} units/s")
+    };
+    format!("progress: {done}/{total} units · {rate} · ETA {eta}")
 }
 
 /// Whole seconds as "45s", "2m05s" or "1h02m".
@@ -106,6 +112,11 @@ mod tests {
         assert_eq!(
             plain_line(1, 10_000, Duration::from_secs(1)),
             "progress: 1/10000 units · 1.00 units/s · ETA 2h46m"
+        );
+        // 3 units in 150 s: 1.2 per minute, 3 left take 150 s.
+        assert_eq!(
+            plain_line(3, 6, Duration::from_secs(150)),
+            "progress: 3/6 units · 1.2 units/min · ETA 2m30s"
         );
         assert_eq!(
             plain_line(0, 5, Duration::from_secs(10)),
