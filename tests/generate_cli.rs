@@ -1,0 +1,54 @@
+//! `skilleval generate` keeps stdout for the generated text, so it can be piped; the figures go
+//! to stderr, or into one JSON object with `--json`.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn generate(extra: &[&str]) -> (String, String) {
+    let model = skilleval::model_path::resolve(None);
+    assert!(
+        model.is_file(),
+        "{} is missing: run scripts/setup.sh first",
+        model.display()
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["generate", "--raw", "--prompt", "The capital of France is"])
+        .args(["--max-tokens", "4", "--ctx", "512"])
+        .args(extra)
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+}
+
+#[test]
+fn stdout_holds_only_the_text_and_stderr_the_figures() {
+    let (stdout, stderr) = generate(&[]);
+    assert!(!stdout.trim().is_empty());
+    for figure in ["model load", "prefill", "decode", "first token"] {
+        assert!(!stdout.contains(figure), "{figure} on stdout: {stdout}");
+        assert!(stderr.contains(figure), "{figure} not on stderr: {stderr}");
+    }
+}
+
+#[test]
+fn json_puts_the_text_and_the_figures_in_one_object() {
+    let (stdout, _) = generate(&["--json"]);
+    let value: Value = serde_json::from_str(&stdout).expect("stdout is one JSON object");
+    assert!(value["text"].is_string(), "{stdout}");
+    let figures = &value["figures"];
+    assert!(
+        figures["generated_tokens"].as_u64().unwrap() <= 4,
+        "{stdout}"
+    );
+    assert!(
+        figures["decode_tokens_per_sec"].as_f64().unwrap() > 0.0,
+        "{stdout}"
+    );
+    assert!(
+        figures["model_load_secs"].as_f64().unwrap() > 0.0,
+        "{stdout}"
+    );
+}
