@@ -488,7 +488,7 @@ fn passes_somehow(
 /// Reference replies from the pack's own laws: the call its first applicable
 /// `argument_equals_field` law asks for (the sample's value as written), then a reply that
 /// names the place (the field of its first applicable `reply_contains` law) and restates the
-/// result's lines, or "I could not find X."; and a plain answer with no call.
+/// result's lines on one line, or "I could not find X."; and a plain answer with no call.
 fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Reference> {
     let applicable: Vec<&Law> = pack
         .laws
@@ -546,7 +546,6 @@ fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Re
         .unwrap_or_default();
     let facts: Vec<&str> = result
         .lines()
-        .skip(1)
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
