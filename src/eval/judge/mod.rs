@@ -693,6 +693,18 @@ mod tests {
                 "exactly one",
             ),
             ("kind = \"call_count\"\nmin = 0", "any count passes"),
+            (
+                "kind = \"call_count\"\nmin = 0\nmax = 4294967295",
+                "any count passes",
+            ),
+            (
+                "kind = \"reply_not_matches\"\npattern = \"$a\"",
+                "matches no text",
+            ),
+            (
+                "kind = \"reply_matches\"\npattern = \"$a\"",
+                "matches no text",
+            ),
             ("kind = \"call_count\"", "any count passes"),
             ("kind = \"call_count\"\nmin = 3\nmax = 1", "exceeds"),
             (
@@ -1039,5 +1051,90 @@ mod tests {
         let json = serde_json::to_value(&parsed[0]).unwrap();
         assert_eq!(json["kind"], "call_count");
         assert_eq!(serde_json::from_value::<Law>(json).unwrap(), parsed[0]);
+    }
+
+    fn report_transcript(reply: &str) -> Transcript {
+        transcript(
+            vec![call(
+                "weather_lookup",
+                json!({ "location": "Oslo" }),
+                "Weather for Oslo, Norway\nNow: 12°C / 54°F, Overcast, humidity 70%\n\
+                 Friday 2026-05-15 (today): 8–14°C / 46–57°F, Overcast at noon\n\
+                 Saturday 2026-05-16 (tomorrow): 5–9°C / 41–48°F, Light rain at noon",
+            )],
+            reply,
+        )
+    }
+
+    #[test]
+    fn reply_reports_result_reads_temperatures_and_facts_of_the_asked_lines() {
+        let parsed = laws(
+            r#"
+            [[laws]]
+            name = "reports"
+            kind = "reply_reports_result"
+            success_pattern = "^Weather for "
+            facts = [', ([A-Za-z ]+) at noon$']
+            weak_words = ["light"]
+            lines_field = "day"
+            "#,
+        );
+        let tomorrow = sample(json!({ "day": ["tomorrow"] }));
+        let verdict =
+            |reply: &str| judge(&parsed, "c", &tomorrow, "", &report_transcript(reply)).passed;
+        assert!(verdict("Tomorrow: 9°C."));
+        assert!(verdict("Rainy tomorrow."), "a word of the phrase, -y form");
+        assert!(!verdict("Light clothes will do."), "a weak word alone");
+        assert!(
+            !verdict("It is 12°C and overcast."),
+            "only the Now and today lines hold these"
+        );
+        assert!(!verdict("Tomorrow: 9°F."), "the unit must agree");
+        let failed_lookup = transcript(
+            vec![call("weather_lookup", json!({}), "No such place: Oslo.")],
+            "9°C",
+        );
+        assert!(!judge(&parsed, "c", &tomorrow, "", &failed_lookup).passed);
+    }
+
+    #[test]
+    fn temperature_laws_follow_the_one_rule() {
+        let parsed = laws(
+            r#"
+            [[laws]]
+            name = "grounded"
+            kind = "no_unsupported_temperatures"
+            success_pattern = "^Weather for "
+            allow_rounding = true
+            [[laws]]
+            name = "in-unit"
+            kind = "reply_temperature_in_field_unit"
+            field = "unit"
+            [[laws]]
+            name = "none"
+            kind = "reply_has_no_temperature"
+            "#,
+        );
+        let fahrenheit = sample(json!({ "unit": "F" }));
+        let failed =
+            |reply: &str| judge(&parsed, "c", &fahrenheit, "", &report_transcript(reply)).failed;
+        assert_eq!(failed("It is 54 F."), vec!["none"]);
+        assert_eq!(failed("It is 54 degrees."), vec!["in-unit", "none"]);
+        assert_eq!(failed("It is 54C."), vec!["grounded", "in-unit", "none"]);
+        assert_eq!(failed("It is 15 °F, 2026."), vec!["grounded", "none"]);
+        assert_eq!(failed("Overcast."), vec!["in-unit"]);
+    }
+
+    #[test]
+    fn reply_matches_with_unless() {
+        let parsed = laws(
+            "[[laws]]\nname = \"refuses\"\nkind = \"reply_matches\"\npattern = \"(?i)not found\"\nunless = \"(?i)probably\"",
+        );
+        let empty = Map::new();
+        let verdict =
+            |reply: &str| judge(&parsed, "c", &empty, "", &transcript(vec![], reply)).passed;
+        assert!(verdict("Narnia was not found."));
+        assert!(!verdict("Narnia was not found, probably sunny there."));
+        assert!(!verdict("Narnia is lovely."));
     }
 }
