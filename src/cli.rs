@@ -175,6 +175,13 @@ pub enum Command {
     /// Compare a skill's baseline wording with a variant over a pack's corpus
     #[command(after_long_help = RUN_EXAMPLES)]
     Run(RunArgs),
+    /// Judge a pack's hand-labelled cases (judge-cases.jsonl) with its laws, print every
+    /// disagreement, and check that every corpus sample has a reply that passes
+    Check {
+        /// Pack name (packs/NAME) or path
+        #[arg(long)]
+        pack: String,
+    },
     /// Score the model on BFCL function-calling entries, or re-score saved results
     /// (`bench --bfcl …` is short for `bench run --bfcl …`)
     #[command(after_long_help = BENCH_EXAMPLES)]
@@ -492,6 +499,11 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Chat(args) => chat::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Run(args) => run_pack(args),
+        Command::Check { pack } => {
+            let report = crate::eval::law_cases::check(&Pack::load(&pack)?)?;
+            print!("{}", report.render());
+            Ok(if report.agrees() { 0 } else { 1 })
+        }
         Command::Bench(bench) => match *bench {
             BenchArgs { command: None, run } => run_bench(run),
             BenchArgs {

@@ -381,3 +381,83 @@ fn bodies_keep_what_the_service_sent() {
     assert!(Fixture::body_from_text(r#"{"a": 1}"#).is_object());
     assert!(Fixture::body_from_text("42").is_string());
 }
+
+/// The error of loading the mini pack with one more law appended, and that law's line.
+fn error_with_law(body: &str) -> (String, PathBuf, usize, tempfile::TempDir) {
+    let (temp, dir) = copy_pack("mini");
+    let file = dir.join("pack.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(
+        &file,
+        format!("{text}\n[[laws]]\nname = \"the-added-law\"\n{body}\n"),
+    )
+    .unwrap();
+    let error = match Pack::load(file.to_str().unwrap()) {
+        Ok(pack) => pack.corpus(None).map(|_| ()).expect_err(body),
+        Err(error) => error,
+    };
+    let line = line_of(&file, "[[laws]]", 3);
+    (format!("{error:#}"), file, line, temp)
+}
+
+#[test]
+fn laws_that_can_never_fail_or_never_pass_are_refused_at_their_line() {
+    let cases = [
+        // A pattern nothing matches: the law can never fail…
+        (
+            "kind = \"reply_not_matches\"\npattern = \"$a\"",
+            "matches no text",
+        ),
+        // …or never pass.
+        (
+            "kind = \"reply_matches\"\npattern = \"$a\"",
+            "matches no text",
+        ),
+        (
+            "kind = \"reply_matches\"\npattern = \"a^\"",
+            "matches no text",
+        ),
+        (
+            "kind = \"reply_matches\"\npattern = \"(?i)sorry\"\nunless = \"\"",
+            "empty pattern",
+        ),
+        (
+            "kind = \"call_count\"\nmin = 0\nmax = 4294967295",
+            "any count passes",
+        ),
+        (
+            "kind = \"tool_not_called\"\nwhen_field = \"no_such_field\"",
+            "never applies",
+        ),
+        (
+            "kind = \"reply_reports_result\"\nfacts = [\"x$(y)\"]",
+            "matches no text",
+        ),
+    ];
+    for (body, expected) in cases {
+        let (error, file, line, _temp) = error_with_law(body);
+        assert_names(&error, &file, Some(line), "the-added-law");
+        assert!(error.contains(expected), "{body}: {error}");
+    }
+}
+
+#[test]
+fn a_law_with_a_field_some_sample_has_and_a_bounded_count_loads() {
+    for body in [
+        "kind = \"tool_not_called\"\nwhen_field = \"station\"",
+        "kind = \"call_count\"\nmax = 4",
+        "kind = \"reply_not_matches\"\npattern = \"(?m)^Now:\"",
+    ] {
+        let (temp, dir) = copy_pack("mini");
+        let file = dir.join("pack.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(
+            &file,
+            format!("{text}\n[[laws]]\nname = \"fine\"\n{body}\n"),
+        )
+        .unwrap();
+        let pack = Pack::load(file.to_str().unwrap()).expect(body);
+        pack.corpus(None).expect(body);
+        drop(temp);
+    }
+}

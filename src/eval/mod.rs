@@ -5,6 +5,7 @@ pub mod corpus;
 pub mod fixtures;
 pub mod journal;
 pub mod judge;
+pub mod law_cases;
 pub mod manifest;
 pub mod pack;
 pub mod plan;

@@ -129,6 +129,8 @@ pub struct Pack {
     pub examples: Vec<Message>,
     pub tools: Vec<ToolSpec>,
     pub laws: Vec<Law>,
+    /// The line of each law's `[[laws]]` header in `pack.toml`, where known.
+    pub law_lines: Vec<Option<usize>>,
 }
 
 impl Pack {
@@ -290,6 +292,7 @@ impl Pack {
             budgets,
             examples,
             tools,
+            law_lines: (0..laws.len()).map(|i| law_lines.get(i).copied()).collect(),
             laws,
             file: file.to_path_buf(),
             dir,
@@ -316,6 +319,9 @@ impl Pack {
     pub fn corpus(&self, override_path: Option<&Path>) -> anyhow::Result<Vec<Sample>> {
         let path = override_path.unwrap_or(&self.corpus_path);
         let samples = load_corpus(path)?;
+        if override_path.is_none() {
+            self.check_scope_fields(&samples, path)?;
+        }
         for s in &samples {
             if !self.categories.iter().any(|c| c == &s.category) {
                 bail!(
@@ -330,6 +336,29 @@ impl Pack {
             }
         }
         Ok(samples)
+    }
+
+    /// A law whose `when_field` no sample of the pack's own corpus has would never apply, so
+    /// it could never fail. (Another corpus given with `--corpus` may cover only some
+    /// categories, so it is not held to this.)
+    fn check_scope_fields(&self, samples: &[Sample], path: &Path) -> anyhow::Result<()> {
+        for (i, law) in self.laws.iter().enumerate() {
+            let Some(field) = &law.when_field else {
+                continue;
+            };
+            let present = samples
+                .iter()
+                .any(|s| s.fields.get(field).is_some_and(|v| !v.is_null()));
+            if !present {
+                let at = at_line(&self.file.display(), self.law_lines[i].as_ref());
+                bail!(
+                    "{at}: field `laws[{i}].when_field`: law `{}`: no sample of {} has field `{field}`, so the law never applies and can never fail",
+                    law.name,
+                    path.display()
+                );
+            }
+        }
+        Ok(())
     }
 
     pub fn routes(&self) -> Vec<Route> {

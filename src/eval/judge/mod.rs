@@ -17,9 +17,22 @@
 //! misspelt option cannot be silently ignored. Scope keys common to all kinds:
 //! `categories` (default: all), `except_categories`, `when_field` (apply only to samples
 //! that have that field, non-null).
+//!
+//! Kinds (`LAW_KINDS`; keys and meaning on `Check` and in docs/packs.md): calls —
+//! `tool_called`, `tool_not_called`, `call_count`, `argument_equals_field`, `argument_equals`,
+//! `argument_matches`; the reply's text — `reply_contains`, `reply_matches` (with an optional
+//! `unless`), `reply_not_matches`; the reply against the results — `reply_mentions_tool_value`,
+//! `no_unsupported_numbers`, `reply_reports_result`; temperatures, by the one rule in `text` —
+//! `no_unsupported_temperatures`, `reply_has_no_temperature`,
+//! `reply_temperature_in_field_unit`; the run — `stop_reason_is`. Kinds are generic: what is
+//! particular to a pack (a tool's name, how its results read) lives in the pack's keys.
+//!
+//! `laws` holds the types and the load-time checks, `pattern` what a regular expression can
+//! reach, `text` folding, numbers and temperatures; judging is here.
 
-use std::collections::HashSet;
-use std::sync::OnceLock;
+mod laws;
+mod pattern;
+pub mod text;
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -27,207 +40,9 @@ use serde_json::{Map, Value};
 
 use crate::harness::transcript::{CallRecord, Transcript};
 
-/// One named expectation, with the samples it applies to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "Map<String, Value>")]
-pub struct Law {
-    pub name: String,
-    /// Categories the law applies to; `None` means every category.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub categories: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub except_categories: Vec<String>,
-    /// The law applies only to samples where this field is present and not null.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub when_field: Option<String>,
-    #[serde(flatten)]
-    pub check: Check,
-}
-
-/// Which calls to the named tool an argument law inspects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallQuantifier {
-    /// At least one call to the tool satisfies the check.
-    #[default]
-    Any,
-    /// There is at least one call to the tool and every one satisfies the check.
-    Every,
-}
-
-/// What a law checks. `fold` means: compare case-insensitively, ignoring punctuation and
-/// runs of whitespace; folded containment matches whole words only.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum Check {
-    ToolCalled {
-        tool: String,
-    },
-    /// The tool (or, when omitted, any tool) is never called.
-    ToolNotCalled {
-        tool: Option<String>,
-    },
-    /// Number of calls (to `tool`, or to any tool) lies in `min..=max`.
-    CallCount {
-        tool: Option<String>,
-        min: Option<u32>,
-        max: Option<u32>,
-    },
-    /// The argument equals the named field of the corpus sample.
-    ArgumentEqualsField {
-        tool: String,
-        argument: String,
-        field: String,
-        #[serde(default)]
-        fold: bool,
-        #[serde(default)]
-        calls: CallQuantifier,
-    },
-    ArgumentEquals {
-        tool: String,
-        argument: String,
-        value: Value,
-        #[serde(default)]
-        fold: bool,
-        #[serde(default)]
-        calls: CallQuantifier,
-    },
-    ArgumentMatches {
-        tool: String,
-        argument: String,
-        pattern: String,
-        #[serde(default)]
-        calls: CallQuantifier,
-    },
-    /// The reply contains `text`, or the value of the sample's `field` (exactly one of them).
-    ReplyContains {
-        text: Option<String>,
-        field: Option<String>,
-        #[serde(default)]
-        fold: bool,
-    },
-    ReplyMatches {
-        pattern: String,
-    },
-    ReplyNotMatches {
-        pattern: String,
-    },
-    /// The reply mentions a value read from a (non-error) result of `tool` (or any tool):
-    /// either line `from_result_line` (1-based, trimmed) or capture group 1 of
-    /// `from_result_pattern`. Exactly one of the two is given. Fails when no value was found.
-    ReplyMentionsToolValue {
-        tool: Option<String>,
-        from_result_line: Option<usize>,
-        from_result_pattern: Option<String>,
-        #[serde(default)]
-        fold: bool,
-    },
-    /// Every number in the reply appears in some tool result or in the user prompt.
-    /// With `followed_by`, only numbers followed by one of those units are checked.
-    /// With `allow_rounding`, a source number rounded to the reply's decimals also counts.
-    NoUnsupportedNumbers {
-        followed_by: Option<Vec<String>>,
-        #[serde(default)]
-        allow_rounding: bool,
-    },
-    /// The run stopped for this reason, named as in `StopReason::name()`.
-    StopReasonIs {
-        reason: String,
-    },
-}
-
-impl TryFrom<Map<String, Value>> for Law {
-    type Error = String;
-
-    /// Scope keys are taken out here so that the kind's own keys can be checked strictly.
-    fn try_from(mut table: Map<String, Value>) -> Result<Self, Self::Error> {
-        let name = match table.remove("name") {
-            Some(Value::String(name)) => name,
-            Some(other) => return Err(format!("law name must be a string, got {other}")),
-            None => return Err("law without a `name`".to_string()),
-        };
-        let in_law = |e: serde_json::Error| format!("law `{name}`: {e}");
-        let categories = table
-            .remove("categories")
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(in_law)?;
-        let except_categories = table
-            .remove("except_categories")
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(in_law)?
-            .unwrap_or_default();
-        let when_field = table
-            .remove("when_field")
-            .map(serde_json::from_value)
-            .transpose()
-            .map_err(in_law)?;
-        let kind = match table.get("kind") {
-            Some(Value::String(kind)) => kind.clone(),
-            Some(other) => {
-                return Err(format!(
-                    "law `{name}`: field `kind` must be a string, got {other}"
-                ))
-            }
-            None => return Err(format!("law `{name}`: field `kind` is missing")),
-        };
-        let check = serde_json::from_value(Value::Object(table)).map_err(|e| {
-            // serde names an unknown kind only as a "variant"; say which key holds it.
-            if e.to_string().starts_with("unknown variant") {
-                format!(
-                    "law `{name}`: field `kind`: unknown law kind `{kind}`; known: {}",
-                    LAW_KINDS.join(", ")
-                )
-            } else {
-                in_law(e)
-            }
-        })?;
-        Ok(Law {
-            name,
-            categories,
-            except_categories,
-            when_field,
-            check,
-        })
-    }
-}
-
-/// Every `kind` a law may have, as written in `pack.toml`.
-pub const LAW_KINDS: [&str; 12] = [
-    "tool_called",
-    "tool_not_called",
-    "call_count",
-    "argument_equals_field",
-    "argument_equals",
-    "argument_matches",
-    "reply_contains",
-    "reply_matches",
-    "reply_not_matches",
-    "reply_mentions_tool_value",
-    "no_unsupported_numbers",
-    "stop_reason_is",
-];
-
-impl Check {
-    /// The tool the law names, if it names one.
-    pub fn tool(&self) -> Option<&str> {
-        match self {
-            Check::ToolCalled { tool }
-            | Check::ArgumentEqualsField { tool, .. }
-            | Check::ArgumentEquals { tool, .. }
-            | Check::ArgumentMatches { tool, .. } => Some(tool),
-            Check::ToolNotCalled { tool }
-            | Check::CallCount { tool, .. }
-            | Check::ReplyMentionsToolValue { tool, .. } => tool.as_deref(),
-            Check::ReplyContains { .. }
-            | Check::ReplyMatches { .. }
-            | Check::ReplyNotMatches { .. }
-            | Check::NoUnsupportedNumbers { .. }
-            | Check::StopReasonIs { .. } => None,
-        }
-    }
-}
+pub use laws::{validate, validate_one, CallQuantifier, Check, Law, LAW_KINDS};
+pub use text::fold_text;
+use text::{contains, plain_number, temperatures_in, Temperature, TemperatureUnit};
 
 /// The verdict of all applicable laws on one transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -237,191 +52,6 @@ pub struct Judgement {
     pub failed: Vec<String>,
     /// How many laws applied to this sample.
     pub applied: usize,
-}
-
-const STOP_REASON_NAMES: [&str; 4] = ["answered", "round_budget", "token_budget", "error"];
-
-/// Strings a pattern must fail on at least once; one that matches all of them is vacuous.
-const VACUITY_PROBES: [&str; 10] = [
-    "",
-    " ",
-    "\n",
-    "a",
-    "Z",
-    "0",
-    "!?",
-    "hello world",
-    "The weather in Paris is 21°C.\nLight rain.",
-    "ünïcødé ☂",
-];
-
-/// Refuses laws that cannot fail (or cannot pass), and duplicate names.
-/// Every problem found is listed, one per line, each naming its law.
-pub fn validate(laws: &[Law]) -> Result<(), String> {
-    let mut problems = Vec::new();
-    let mut seen = HashSet::new();
-    for law in laws {
-        if !seen.insert(law.name.as_str()) {
-            problems.push(format!("law `{}`: duplicate name", law.name));
-        }
-        if let Err(problem) = validate_one(law) {
-            problems.push(problem);
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n"))
-    }
-}
-
-/// Checks one law on its own (not against the others); the message names the law.
-pub fn validate_one(law: &Law) -> Result<(), String> {
-    validate_law(law).map_err(|problem| format!("law `{}`: {problem}", law.name))
-}
-
-fn validate_law(law: &Law) -> Result<(), String> {
-    if law.name.trim().is_empty() {
-        return Err("empty name".into());
-    }
-    if let Some(categories) = &law.categories {
-        if categories.is_empty() {
-            return Err("`categories` is empty, so the law applies nowhere".into());
-        }
-        if categories.iter().all(|c| law.except_categories.contains(c)) {
-            return Err("every category in `categories` is also excepted".into());
-        }
-    }
-    if law
-        .when_field
-        .as_deref()
-        .is_some_and(|f| f.trim().is_empty())
-    {
-        return Err("empty `when_field`".into());
-    }
-    match &law.check {
-        Check::ToolCalled { tool } => non_empty("tool", tool),
-        Check::ToolNotCalled { tool } => tool.as_deref().map_or(Ok(()), |t| non_empty("tool", t)),
-        Check::CallCount { tool, min, max } => {
-            tool.as_deref().map_or(Ok(()), |t| non_empty("tool", t))?;
-            match (min, max) {
-                (None | Some(0), None) => {
-                    Err("no `max` and no `min` above 0: any count passes".into())
-                }
-                (Some(min), Some(max)) if min > max => Err(format!("min {min} exceeds max {max}")),
-                _ => Ok(()),
-            }
-        }
-        Check::ArgumentEqualsField {
-            tool,
-            argument,
-            field,
-            ..
-        } => {
-            non_empty("tool", tool)?;
-            non_empty("argument", argument)?;
-            non_empty("field", field)
-        }
-        Check::ArgumentEquals {
-            tool,
-            argument,
-            value,
-            ..
-        } => {
-            non_empty("tool", tool)?;
-            non_empty("argument", argument)?;
-            if value.is_null() {
-                return Err("`value` is null".into());
-            }
-            Ok(())
-        }
-        Check::ArgumentMatches {
-            tool,
-            argument,
-            pattern,
-            ..
-        } => {
-            non_empty("tool", tool)?;
-            non_empty("argument", argument)?;
-            validate_pattern("pattern", pattern, 0)
-        }
-        Check::ReplyContains { text, field, fold } => match (text, field) {
-            (Some(text), None) => {
-                let effective = if *fold { fold_text(text) } else { text.clone() };
-                if effective.trim().is_empty() {
-                    return Err(
-                        "`text` is empty (after folding), so every reply contains it".into(),
-                    );
-                }
-                Ok(())
-            }
-            (None, Some(field)) => non_empty("field", field),
-            _ => Err("give exactly one of `text` and `field`".into()),
-        },
-        Check::ReplyMatches { pattern } | Check::ReplyNotMatches { pattern } => {
-            validate_pattern("pattern", pattern, 0)
-        }
-        Check::ReplyMentionsToolValue {
-            tool,
-            from_result_line,
-            from_result_pattern,
-            ..
-        } => {
-            tool.as_deref().map_or(Ok(()), |t| non_empty("tool", t))?;
-            match (from_result_line, from_result_pattern) {
-                (Some(0), None) => Err("`from_result_line` counts from 1".into()),
-                (Some(_), None) => Ok(()),
-                (None, Some(pattern)) => validate_pattern("from_result_pattern", pattern, 1),
-                _ => Err("give exactly one of `from_result_line` and `from_result_pattern`".into()),
-            }
-        }
-        Check::NoUnsupportedNumbers { followed_by, .. } => match followed_by {
-            Some(units) if units.is_empty() => {
-                Err("`followed_by` is empty; omit it to check every number".into())
-            }
-            Some(units) if units.iter().any(|u| u.trim().is_empty()) => {
-                Err("`followed_by` holds an empty unit".into())
-            }
-            _ => Ok(()),
-        },
-        Check::StopReasonIs { reason } => {
-            if STOP_REASON_NAMES.contains(&reason.as_str()) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "unknown stop reason `{reason}`; known: {}",
-                    STOP_REASON_NAMES.join(", ")
-                ))
-            }
-        }
-    }
-}
-
-fn non_empty(key: &str, value: &str) -> Result<(), String> {
-    if value.trim().is_empty() {
-        Err(format!("empty `{key}`"))
-    } else {
-        Ok(())
-    }
-}
-
-/// `key` is the law's key holding the pattern, named in every problem.
-fn validate_pattern(key: &str, pattern: &str, capture_groups: usize) -> Result<(), String> {
-    if pattern.is_empty() {
-        return Err(format!("field `{key}`: empty pattern"));
-    }
-    let regex = Regex::new(pattern).map_err(|e| format!("field `{key}`: bad pattern: {e}"))?;
-    if regex.captures_len() - 1 < capture_groups {
-        return Err(format!(
-            "field `{key}`: pattern `{pattern}` needs a capture group"
-        ));
-    }
-    if VACUITY_PROBES.iter().all(|probe| regex.is_match(probe)) {
-        return Err(format!(
-            "field `{key}`: pattern `{pattern}` matches any text"
-        ));
-    }
-    Ok(())
 }
 
 /// Applies every law that concerns this sample to the transcript.
@@ -462,9 +92,14 @@ pub fn check_sample(
         .filter(|law| applies(law, category, sample))
         .filter_map(|law| {
             let field = match &law.check {
-                Check::ArgumentEqualsField { field, .. } => field,
+                Check::ArgumentEqualsField { field, .. }
+                | Check::ReplyTemperatureInFieldUnit { field } => field,
                 Check::ReplyContains {
                     field: Some(field), ..
+                } => field,
+                Check::ReplyReportsResult {
+                    lines_field: Some(field),
+                    ..
                 } => field,
                 _ => return None,
             };
@@ -569,7 +204,13 @@ fn holds(
             };
             contains(reply, &needle, *fold)
         }
-        Check::ReplyMatches { pattern } => Regex::new(pattern).is_ok_and(|r| r.is_match(reply)),
+        Check::ReplyMatches { pattern, unless } => {
+            let excluded = match unless.as_deref().map(Regex::new).transpose() {
+                Ok(unless) => unless.is_some_and(|u| u.is_match(reply)),
+                Err(_) => return false,
+            };
+            Regex::new(pattern).is_ok_and(|r| r.is_match(reply)) && !excluded
+        }
         Check::ReplyNotMatches { pattern } => Regex::new(pattern).is_ok_and(|r| !r.is_match(reply)),
         Check::ReplyMentionsToolValue {
             tool,
@@ -595,6 +236,54 @@ fn holds(
             prompt_text,
             transcript,
         ),
+        Check::NoUnsupportedTemperatures {
+            tool,
+            success_pattern,
+            allow_rounding,
+        } => {
+            let sources: Vec<Temperature> =
+                counted_results(transcript, tool.as_deref(), success_pattern.as_deref())
+                    .into_iter()
+                    .flat_map(temperatures_in)
+                    .collect();
+            temperatures_in(reply).iter().all(|claim| {
+                sources
+                    .iter()
+                    .any(|source| text::supports(source, claim, *allow_rounding))
+            })
+        }
+        Check::ReplyHasNoTemperature {} => temperatures_in(reply).is_empty(),
+        Check::ReplyTemperatureInFieldUnit { field } => {
+            let asked = field_value(sample, field)
+                .map(value_text)
+                .and_then(|name| TemperatureUnit::parse(&name));
+            asked.is_some_and(|asked| temperatures_in(reply).iter().any(|t| t.unit == Some(asked)))
+        }
+        Check::ReplyReportsResult {
+            tool,
+            success_pattern,
+            facts,
+            weak_words,
+            lines_field,
+            allow_rounding,
+        } => {
+            let labels = match lines_field {
+                Some(field) => match field_value(sample, field) {
+                    Some(value) => Some(field_strings(value)),
+                    None => return false,
+                },
+                None => None,
+            };
+            let check = ReportCheck {
+                tool: tool.as_deref(),
+                success_pattern: success_pattern.as_deref(),
+                facts,
+                weak_words,
+                labels,
+                allow_rounding: *allow_rounding,
+            };
+            reports_result(&check, reply, transcript)
+        }
         Check::StopReasonIs { reason } => transcript.stop.name() == reason,
     }
 }
@@ -676,87 +365,6 @@ fn values_equal(actual: &Value, expected: &Value, fold: bool) -> bool {
     }
 }
 
-/// A decimal number written plainly. `str::parse::<f64>` alone would also read "NaN",
-/// "inf" or "Infinity", which are words here (Nan is a city).
-fn plain_number(text: &str) -> Option<f64> {
-    static PLAIN: OnceLock<Regex> = OnceLock::new();
-    let plain = PLAIN.get_or_init(|| {
-        Regex::new(r"^[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?$").expect("valid number pattern")
-    });
-    let text = text.trim();
-    plain.is_match(text).then(|| text.parse().ok()).flatten()
-}
-
-/// Lowercases, drops apostrophes (so "d'Ivoire" = "dIvoire"), turns other punctuation and
-/// whitespace runs into single spaces.
-pub fn fold_text(text: &str) -> String {
-    let mut folded = String::with_capacity(text.len());
-    for ch in text.chars() {
-        if matches!(ch, '\'' | '’' | '‘' | '`') {
-            continue;
-        }
-        if ch.is_alphanumeric() {
-            folded.extend(ch.to_lowercase());
-        } else if !folded.ends_with(' ') {
-            folded.push(' ');
-        }
-    }
-    folded.trim().to_string()
-}
-
-/// Plain substring test, or with folding a whole-word test on folded text.
-fn contains(haystack: &str, needle: &str, fold: bool) -> bool {
-    if fold {
-        let needle = fold_text(needle);
-        !needle.is_empty() && format!(" {} ", fold_text(haystack)).contains(&format!(" {needle} "))
-    } else {
-        !needle.is_empty() && haystack.contains(needle)
-    }
-}
-
-/// A number as written: its value and how many decimals were written.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct WrittenNumber {
-    value: f64,
-    decimals: usize,
-}
-
-fn number_regex() -> &'static Regex {
-    static NUMBER: OnceLock<Regex> = OnceLock::new();
-    NUMBER.get_or_init(|| Regex::new(r"\d+(?:\.\d+)?").expect("valid number pattern"))
-}
-
-/// Numbers in the text with their sign. A minus counts only when it is not a range dash
-/// (i.e. not directly after a digit or letter: "10-15" is two positive numbers).
-fn numbers_in(text: &str) -> Vec<(WrittenNumber, usize)> {
-    number_regex()
-        .find_iter(text)
-        .filter(|m| {
-            // Skip digits glued to letters ("H2O", "mp3"): they are names, not quantities.
-            !text[..m.start()]
-                .chars()
-                .next_back()
-                .is_some_and(char::is_alphabetic)
-        })
-        .filter_map(|m| {
-            let before: Vec<char> = text[..m.start()].chars().rev().take(2).collect();
-            let negative = matches!(before.first(), Some('-' | '−'))
-                && !before.get(1).is_some_and(|c| c.is_alphanumeric());
-            let magnitude: f64 = m.as_str().parse().ok()?;
-            let decimals = m.as_str().split_once('.').map_or(0, |(_, frac)| frac.len());
-            let value = if negative { -magnitude } else { magnitude };
-            Some((WrittenNumber { value, decimals }, m.end()))
-        })
-        .collect()
-}
-
-fn followed_by_unit(text: &str, end: usize, units: &[String]) -> bool {
-    let rest = text[end..].trim_start().to_lowercase();
-    units
-        .iter()
-        .any(|unit| rest.starts_with(&unit.to_lowercase()))
-}
-
 fn numbers_supported(
     reply: &str,
     units: Option<&[String]>,
@@ -764,6 +372,7 @@ fn numbers_supported(
     prompt_text: &str,
     transcript: &Transcript,
 ) -> bool {
+    use text::{followed_by_unit, numbers_in, round_to, WrittenNumber};
     let mut sources: Vec<WrittenNumber> = numbers_in(prompt_text)
         .into_iter()
         .map(|(n, _)| n)
@@ -782,9 +391,115 @@ fn numbers_supported(
         })
 }
 
-fn round_to(value: f64, decimals: usize) -> f64 {
-    let scale = 10f64.powi(decimals as i32);
-    (value * scale).round() / scale
+/// Results that count for a law: non-error results of the tool (or any tool) that match
+/// `success_pattern` when one is given.
+fn counted_results<'t>(
+    transcript: &'t Transcript,
+    tool: Option<&str>,
+    success_pattern: Option<&str>,
+) -> Vec<&'t str> {
+    let success = match success_pattern.map(Regex::new).transpose() {
+        Ok(success) => success,
+        Err(_) => return Vec::new(),
+    };
+    transcript
+        .calls()
+        .filter(|c| names_tool(c, tool) && !c.is_error)
+        .filter(|c| success.as_ref().is_none_or(|s| s.is_match(&c.result)))
+        .map(|c| c.result.as_str())
+        .collect()
+}
+
+/// The strings a sample field holds: a string, or a list of them.
+fn field_strings(value: &Value) -> Vec<String> {
+    match value {
+        Value::Array(items) => items.iter().map(value_text).collect(),
+        other => vec![value_text(other)],
+    }
+}
+
+/// The keys of a `reply_reports_result` law, its `lines_field` read from the sample.
+struct ReportCheck<'a> {
+    tool: Option<&'a str>,
+    success_pattern: Option<&'a str>,
+    facts: &'a [String],
+    weak_words: &'a [String],
+    labels: Option<Vec<String>>,
+    allow_rounding: bool,
+}
+
+fn reports_result(check: &ReportCheck, reply: &str, transcript: &Transcript) -> bool {
+    let Ok(facts) = check
+        .facts
+        .iter()
+        .map(|f| Regex::new(f))
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        return false;
+    };
+    let claims = temperatures_in(reply);
+    let reply_words: Vec<String> = fold_text(reply).split(' ').map(str::to_string).collect();
+    for result in counted_results(transcript, check.tool, check.success_pattern) {
+        for line in result.lines() {
+            if let Some(labels) = &check.labels {
+                if !labels.iter().any(|label| contains(line, label, true)) {
+                    continue;
+                }
+            }
+            let sources = temperatures_in(line);
+            let reports_temperature = claims.iter().any(|claim| {
+                sources
+                    .iter()
+                    .any(|source| text::supports(source, claim, check.allow_rounding))
+            });
+            if reports_temperature {
+                return true;
+            }
+            let mut phrases = facts
+                .iter()
+                .flat_map(|regex| regex.captures_iter(line))
+                .filter_map(|caps| caps.get(1).map(|m| m.as_str().to_string()));
+            if phrases.any(|phrase| names_phrase(reply, &reply_words, &phrase, check.weak_words)) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The reply names the phrase whole, or one of its words outside `weak_words`.
+fn names_phrase(reply: &str, reply_words: &[String], phrase: &str, weak_words: &[String]) -> bool {
+    if contains(reply, phrase, true) {
+        return true;
+    }
+    let weak: Vec<String> = weak_words.iter().map(|w| fold_text(w)).collect();
+    fold_text(phrase)
+        .split(' ')
+        .filter(|word| word.chars().count() >= 3 && !weak.iter().any(|w| w == word))
+        .any(|word| {
+            reply_words
+                .iter()
+                .any(|said| word_stem(said) == word_stem(word))
+        })
+}
+
+/// A word without one plural, "-y" or "-ing" ending and a doubled last letter: "rainy",
+/// "raining" and "rains" give "rain"; "sunny" gives "sun".
+fn word_stem(word: &str) -> &str {
+    let stem = ["ing", "y", "s"]
+        .iter()
+        .find_map(|suffix| {
+            word.strip_suffix(suffix)
+                .filter(|stem| stem.chars().count() >= 3)
+        })
+        .unwrap_or(word);
+    let mut chars = stem.chars().rev();
+    match (chars.next(), chars.next()) {
+        (Some(last), Some(before)) if last == before && stem.chars().count() > 3 => {
+            &stem[..stem.len() - last.len_utf8()]
+        }
+        _ => stem,
+    }
 }
 
 /// Whether a failed law already failed on the first round, before any tool answered, for a law
@@ -978,6 +693,18 @@ mod tests {
                 "exactly one",
             ),
             ("kind = \"call_count\"\nmin = 0", "any count passes"),
+            (
+                "kind = \"call_count\"\nmin = 0\nmax = 4294967295",
+                "any count passes",
+            ),
+            (
+                "kind = \"reply_not_matches\"\npattern = \"$a\"",
+                "matches no text",
+            ),
+            (
+                "kind = \"reply_matches\"\npattern = \"$a\"",
+                "matches no text",
+            ),
             ("kind = \"call_count\"", "any count passes"),
             ("kind = \"call_count\"\nmin = 3\nmax = 1", "exceeds"),
             (
@@ -1324,5 +1051,90 @@ mod tests {
         let json = serde_json::to_value(&parsed[0]).unwrap();
         assert_eq!(json["kind"], "call_count");
         assert_eq!(serde_json::from_value::<Law>(json).unwrap(), parsed[0]);
+    }
+
+    fn report_transcript(reply: &str) -> Transcript {
+        transcript(
+            vec![call(
+                "weather_lookup",
+                json!({ "location": "Oslo" }),
+                "Weather for Oslo, Norway\nNow: 12°C / 54°F, Overcast, humidity 70%\n\
+                 Friday 2026-05-15 (today): 8–14°C / 46–57°F, Overcast at noon\n\
+                 Saturday 2026-05-16 (tomorrow): 5–9°C / 41–48°F, Light rain at noon",
+            )],
+            reply,
+        )
+    }
+
+    #[test]
+    fn reply_reports_result_reads_temperatures_and_facts_of_the_asked_lines() {
+        let parsed = laws(
+            r#"
+            [[laws]]
+            name = "reports"
+            kind = "reply_reports_result"
+            success_pattern = "^Weather for "
+            facts = [', ([A-Za-z ]+) at noon$']
+            weak_words = ["light"]
+            lines_field = "day"
+            "#,
+        );
+        let tomorrow = sample(json!({ "day": ["tomorrow"] }));
+        let verdict =
+            |reply: &str| judge(&parsed, "c", &tomorrow, "", &report_transcript(reply)).passed;
+        assert!(verdict("Tomorrow: 9°C."));
+        assert!(verdict("Rainy tomorrow."), "a word of the phrase, -y form");
+        assert!(!verdict("Light clothes will do."), "a weak word alone");
+        assert!(
+            !verdict("It is 12°C and overcast."),
+            "only the Now and today lines hold these"
+        );
+        assert!(!verdict("Tomorrow: 9°F."), "the unit must agree");
+        let failed_lookup = transcript(
+            vec![call("weather_lookup", json!({}), "No such place: Oslo.")],
+            "9°C",
+        );
+        assert!(!judge(&parsed, "c", &tomorrow, "", &failed_lookup).passed);
+    }
+
+    #[test]
+    fn temperature_laws_follow_the_one_rule() {
+        let parsed = laws(
+            r#"
+            [[laws]]
+            name = "grounded"
+            kind = "no_unsupported_temperatures"
+            success_pattern = "^Weather for "
+            allow_rounding = true
+            [[laws]]
+            name = "in-unit"
+            kind = "reply_temperature_in_field_unit"
+            field = "unit"
+            [[laws]]
+            name = "none"
+            kind = "reply_has_no_temperature"
+            "#,
+        );
+        let fahrenheit = sample(json!({ "unit": "F" }));
+        let failed =
+            |reply: &str| judge(&parsed, "c", &fahrenheit, "", &report_transcript(reply)).failed;
+        assert_eq!(failed("It is 54 F."), vec!["none"]);
+        assert_eq!(failed("It is 54 degrees."), vec!["in-unit", "none"]);
+        assert_eq!(failed("It is 54C."), vec!["grounded", "in-unit", "none"]);
+        assert_eq!(failed("It is 15 °F, 2026."), vec!["grounded", "none"]);
+        assert_eq!(failed("Overcast."), vec!["in-unit"]);
+    }
+
+    #[test]
+    fn reply_matches_with_unless() {
+        let parsed = laws(
+            "[[laws]]\nname = \"refuses\"\nkind = \"reply_matches\"\npattern = \"(?i)not found\"\nunless = \"(?i)probably\"",
+        );
+        let empty = Map::new();
+        let verdict =
+            |reply: &str| judge(&parsed, "c", &empty, "", &transcript(vec![], reply)).passed;
+        assert!(verdict("Narnia was not found."));
+        assert!(!verdict("Narnia was not found, probably sunny there."));
+        assert!(!verdict("Narnia is lovely."));
     }
 }

@@ -1,0 +1,500 @@
+//! What a law is: its scope, its kind and the kind's keys, read from `pack.toml`, and the
+//! checks that refuse a law that could never fail or never pass.
+
+use std::collections::HashSet;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::pattern::{self, Reach};
+use super::text::fold_text;
+
+/// One named expectation, with the samples it applies to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Map<String, Value>")]
+pub struct Law {
+    pub name: String,
+    /// Categories the law applies to; `None` means every category.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub categories: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub except_categories: Vec<String>,
+    /// The law applies only to samples where this field is present and not null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_field: Option<String>,
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+/// Which calls to the named tool an argument law inspects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallQuantifier {
+    /// At least one call to the tool satisfies the check.
+    #[default]
+    Any,
+    /// There is at least one call to the tool and every one satisfies the check.
+    Every,
+}
+
+/// What a law checks. `fold` means: compare case-insensitively, ignoring punctuation and
+/// runs of whitespace; folded containment matches whole words only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Check {
+    ToolCalled {
+        tool: String,
+    },
+    /// The tool (or, when omitted, any tool) is never called.
+    ToolNotCalled {
+        tool: Option<String>,
+    },
+    /// Number of calls (to `tool`, or to any tool) lies in `min..=max`.
+    CallCount {
+        tool: Option<String>,
+        min: Option<u32>,
+        max: Option<u32>,
+    },
+    /// The argument equals the named field of the corpus sample.
+    ArgumentEqualsField {
+        tool: String,
+        argument: String,
+        field: String,
+        #[serde(default)]
+        fold: bool,
+        #[serde(default)]
+        calls: CallQuantifier,
+    },
+    ArgumentEquals {
+        tool: String,
+        argument: String,
+        value: Value,
+        #[serde(default)]
+        fold: bool,
+        #[serde(default)]
+        calls: CallQuantifier,
+    },
+    ArgumentMatches {
+        tool: String,
+        argument: String,
+        pattern: String,
+        #[serde(default)]
+        calls: CallQuantifier,
+    },
+    /// The reply contains `text`, or the value of the sample's `field` (exactly one of them).
+    ReplyContains {
+        text: Option<String>,
+        field: Option<String>,
+        #[serde(default)]
+        fold: bool,
+    },
+    /// The reply matches `pattern` and, when `unless` is given, does not match `unless`.
+    ReplyMatches {
+        pattern: String,
+        unless: Option<String>,
+    },
+    ReplyNotMatches {
+        pattern: String,
+    },
+    /// The reply mentions a value read from a (non-error) result of `tool` (or any tool):
+    /// either line `from_result_line` (1-based, trimmed) or capture group 1 of
+    /// `from_result_pattern`. Exactly one of the two is given. Fails when no value was found.
+    ReplyMentionsToolValue {
+        tool: Option<String>,
+        from_result_line: Option<usize>,
+        from_result_pattern: Option<String>,
+        #[serde(default)]
+        fold: bool,
+    },
+    /// Every number in the reply appears in some tool result or in the user prompt.
+    /// With `followed_by`, only numbers followed by one of those units are checked.
+    /// With `allow_rounding`, a source number rounded to the reply's decimals also counts.
+    NoUnsupportedNumbers {
+        followed_by: Option<Vec<String>>,
+        #[serde(default)]
+        allow_rounding: bool,
+    },
+    /// Every temperature in the reply (see `text`) is supported by a temperature of a counted
+    /// result of `tool` (or any tool): a non-error result that matches `success_pattern` when
+    /// one is given. The reply's unit must agree where both name one; with `allow_rounding` a
+    /// source rounded to the reply's decimals also counts.
+    NoUnsupportedTemperatures {
+        tool: Option<String>,
+        success_pattern: Option<String>,
+        #[serde(default)]
+        allow_rounding: bool,
+    },
+    /// The reply holds no temperature.
+    ReplyHasNoTemperature {},
+    /// The reply gives at least one temperature in the unit the sample's `field` names
+    /// ("C", "F", "celsius", "fahrenheit"); a bare "degrees" names no unit.
+    ReplyTemperatureInFieldUnit {
+        field: String,
+    },
+    /// Some counted result of `tool` (as for `no_unsupported_temperatures`) exists, and the
+    /// reply reports one of its facts: a temperature the result holds (unit and rounding as
+    /// there), or a phrase captured (group 1) by one of the `facts` patterns, applied to each
+    /// line of the result. A phrase is reported when the reply names it whole or names one of
+    /// its words outside `weak_words` (plural, "-y" and "-ing" forms alike). With
+    /// `lines_field`, only the result lines that name one of that sample field's values count.
+    ReplyReportsResult {
+        tool: Option<String>,
+        success_pattern: Option<String>,
+        #[serde(default)]
+        facts: Vec<String>,
+        #[serde(default)]
+        weak_words: Vec<String>,
+        lines_field: Option<String>,
+        #[serde(default)]
+        allow_rounding: bool,
+    },
+    /// The run stopped for this reason, named as in `StopReason::name()`.
+    StopReasonIs {
+        reason: String,
+    },
+}
+
+impl TryFrom<Map<String, Value>> for Law {
+    type Error = String;
+
+    /// Scope keys are taken out here so that the kind's own keys can be checked strictly.
+    fn try_from(mut table: Map<String, Value>) -> Result<Self, Self::Error> {
+        let name = match table.remove("name") {
+            Some(Value::String(name)) => name,
+            Some(other) => return Err(format!("law name must be a string, got {other}")),
+            None => return Err("law without a `name`".to_string()),
+        };
+        let in_law = |e: serde_json::Error| format!("law `{name}`: {e}");
+        let categories = table
+            .remove("categories")
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(in_law)?;
+        let except_categories = table
+            .remove("except_categories")
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(in_law)?
+            .unwrap_or_default();
+        let when_field = table
+            .remove("when_field")
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(in_law)?;
+        let kind = match table.get("kind") {
+            Some(Value::String(kind)) => kind.clone(),
+            Some(other) => {
+                return Err(format!(
+                    "law `{name}`: field `kind` must be a string, got {other}"
+                ))
+            }
+            None => return Err(format!("law `{name}`: field `kind` is missing")),
+        };
+        let check = serde_json::from_value(Value::Object(table)).map_err(|e| {
+            // serde names an unknown kind only as a "variant"; say which key holds it.
+            if e.to_string().starts_with("unknown variant") {
+                format!(
+                    "law `{name}`: field `kind`: unknown law kind `{kind}`; known: {}",
+                    LAW_KINDS.join(", ")
+                )
+            } else {
+                in_law(e)
+            }
+        })?;
+        Ok(Law {
+            name,
+            categories,
+            except_categories,
+            when_field,
+            check,
+        })
+    }
+}
+
+/// Every `kind` a law may have, as written in `pack.toml`.
+pub const LAW_KINDS: [&str; 16] = [
+    "tool_called",
+    "tool_not_called",
+    "call_count",
+    "argument_equals_field",
+    "argument_equals",
+    "argument_matches",
+    "reply_contains",
+    "reply_matches",
+    "reply_not_matches",
+    "reply_mentions_tool_value",
+    "no_unsupported_numbers",
+    "no_unsupported_temperatures",
+    "reply_has_no_temperature",
+    "reply_temperature_in_field_unit",
+    "reply_reports_result",
+    "stop_reason_is",
+];
+
+impl Check {
+    /// The tool the law names, if it names one.
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Check::ToolCalled { tool }
+            | Check::ArgumentEqualsField { tool, .. }
+            | Check::ArgumentEquals { tool, .. }
+            | Check::ArgumentMatches { tool, .. } => Some(tool),
+            Check::ToolNotCalled { tool }
+            | Check::CallCount { tool, .. }
+            | Check::ReplyMentionsToolValue { tool, .. }
+            | Check::NoUnsupportedTemperatures { tool, .. }
+            | Check::ReplyReportsResult { tool, .. } => tool.as_deref(),
+            Check::ReplyContains { .. }
+            | Check::ReplyMatches { .. }
+            | Check::ReplyNotMatches { .. }
+            | Check::NoUnsupportedNumbers { .. }
+            | Check::ReplyHasNoTemperature {}
+            | Check::ReplyTemperatureInFieldUnit { .. }
+            | Check::StopReasonIs { .. } => None,
+        }
+    }
+}
+
+const STOP_REASON_NAMES: [&str; 4] = ["answered", "round_budget", "token_budget", "error"];
+
+/// Refuses laws that cannot fail (or cannot pass), and duplicate names.
+/// Every problem found is listed, one per line, each naming its law.
+pub fn validate(laws: &[Law]) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut seen = HashSet::new();
+    for law in laws {
+        if !seen.insert(law.name.as_str()) {
+            problems.push(format!("law `{}`: duplicate name", law.name));
+        }
+        if let Err(problem) = validate_one(law) {
+            problems.push(problem);
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// Checks one law on its own (not against the others); the message names the law.
+pub fn validate_one(law: &Law) -> Result<(), String> {
+    validate_law(law).map_err(|problem| format!("law `{}`: {problem}", law.name))
+}
+
+fn validate_law(law: &Law) -> Result<(), String> {
+    if law.name.trim().is_empty() {
+        return Err("empty name".into());
+    }
+    if let Some(categories) = &law.categories {
+        if categories.is_empty() {
+            return Err("`categories` is empty, so the law applies nowhere".into());
+        }
+        if categories.iter().all(|c| law.except_categories.contains(c)) {
+            return Err("every category in `categories` is also excepted".into());
+        }
+    }
+    if law
+        .when_field
+        .as_deref()
+        .is_some_and(|f| f.trim().is_empty())
+    {
+        return Err("empty `when_field`".into());
+    }
+    match &law.check {
+        Check::ToolCalled { tool } => non_empty("tool", tool),
+        Check::ToolNotCalled { tool } => optional_tool(tool),
+        Check::CallCount { tool, min, max } => {
+            optional_tool(tool)?;
+            // A `max` of u32::MAX bounds nothing: no run makes that many calls.
+            let max = max.filter(|&max| max < u32::MAX);
+            let min = *min;
+            match (min, max) {
+                (None | Some(0), None) => {
+                    Err("no `max` and no `min` above 0: any count passes".into())
+                }
+                (Some(min), Some(max)) if min > max => Err(format!("min {min} exceeds max {max}")),
+                _ => Ok(()),
+            }
+        }
+        Check::ArgumentEqualsField {
+            tool,
+            argument,
+            field,
+            ..
+        } => {
+            non_empty("tool", tool)?;
+            non_empty("argument", argument)?;
+            non_empty("field", field)
+        }
+        Check::ArgumentEquals {
+            tool,
+            argument,
+            value,
+            ..
+        } => {
+            non_empty("tool", tool)?;
+            non_empty("argument", argument)?;
+            if value.is_null() {
+                return Err("`value` is null".into());
+            }
+            Ok(())
+        }
+        Check::ArgumentMatches {
+            tool,
+            argument,
+            pattern,
+            ..
+        } => {
+            non_empty("tool", tool)?;
+            non_empty("argument", argument)?;
+            validate_pattern("pattern", pattern, 0, Vacuous::Both)
+        }
+        Check::ReplyContains { text, field, fold } => match (text, field) {
+            (Some(text), None) => {
+                let effective = if *fold { fold_text(text) } else { text.clone() };
+                if effective.trim().is_empty() {
+                    return Err(
+                        "`text` is empty (after folding), so every reply contains it".into(),
+                    );
+                }
+                Ok(())
+            }
+            (None, Some(field)) => non_empty("field", field),
+            _ => Err("give exactly one of `text` and `field`".into()),
+        },
+        Check::ReplyMatches { pattern, unless } => {
+            validate_pattern("pattern", pattern, 0, Vacuous::Both)?;
+            match unless {
+                Some(unless) => validate_pattern("unless", unless, 0, Vacuous::Both),
+                None => Ok(()),
+            }
+        }
+        Check::ReplyNotMatches { pattern } => {
+            validate_pattern("pattern", pattern, 0, Vacuous::Both)
+        }
+        Check::ReplyMentionsToolValue {
+            tool,
+            from_result_line,
+            from_result_pattern,
+            ..
+        } => {
+            optional_tool(tool)?;
+            match (from_result_line, from_result_pattern) {
+                (Some(0), None) => Err("`from_result_line` counts from 1".into()),
+                (Some(_), None) => Ok(()),
+                (None, Some(pattern)) => {
+                    validate_pattern("from_result_pattern", pattern, 1, Vacuous::Both)
+                }
+                _ => Err("give exactly one of `from_result_line` and `from_result_pattern`".into()),
+            }
+        }
+        Check::NoUnsupportedNumbers { followed_by, .. } => match followed_by {
+            Some(units) if units.is_empty() => {
+                Err("`followed_by` is empty; omit it to check every number".into())
+            }
+            Some(units) if units.iter().any(|u| u.trim().is_empty()) => {
+                Err("`followed_by` holds an empty unit".into())
+            }
+            _ => Ok(()),
+        },
+        Check::NoUnsupportedTemperatures {
+            tool,
+            success_pattern,
+            ..
+        } => {
+            optional_tool(tool)?;
+            validate_success_pattern(success_pattern)
+        }
+        Check::ReplyHasNoTemperature {} => Ok(()),
+        Check::ReplyTemperatureInFieldUnit { field } => non_empty("field", field),
+        Check::ReplyReportsResult {
+            tool,
+            success_pattern,
+            facts,
+            weak_words,
+            lines_field,
+            ..
+        } => {
+            optional_tool(tool)?;
+            validate_success_pattern(success_pattern)?;
+            for (i, fact) in facts.iter().enumerate() {
+                validate_pattern(&format!("facts[{i}]"), fact, 1, Vacuous::Nothing)?;
+            }
+            if weak_words.iter().any(|w| fold_text(w).is_empty()) {
+                return Err("`weak_words` holds an empty word".into());
+            }
+            lines_field
+                .as_deref()
+                .map_or(Ok(()), |f| non_empty("lines_field", f))
+        }
+        Check::StopReasonIs { reason } => {
+            if STOP_REASON_NAMES.contains(&reason.as_str()) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "unknown stop reason `{reason}`; known: {}",
+                    STOP_REASON_NAMES.join(", ")
+                ))
+            }
+        }
+    }
+}
+
+fn non_empty(key: &str, value: &str) -> Result<(), String> {
+    if value.trim().is_empty() {
+        Err(format!("empty `{key}`"))
+    } else {
+        Ok(())
+    }
+}
+
+fn optional_tool(tool: &Option<String>) -> Result<(), String> {
+    tool.as_deref().map_or(Ok(()), |t| non_empty("tool", t))
+}
+
+/// Which reach makes a pattern useless where it stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Vacuous {
+    /// Matching every text or no text: either way the law's outcome is fixed.
+    Both,
+    /// Only matching no text (a pattern that captures values may well match anywhere).
+    Nothing,
+}
+
+/// A filter on results must be able to pass some and refuse others.
+fn validate_success_pattern(pattern: &Option<String>) -> Result<(), String> {
+    match pattern {
+        Some(pattern) => validate_pattern("success_pattern", pattern, 0, Vacuous::Both),
+        None => Ok(()),
+    }
+}
+
+/// `key` is the law's key holding the pattern, named in every problem. What a pattern can
+/// reach is proved by `pattern::reach`, whose limits its module doc states.
+fn validate_pattern(
+    key: &str,
+    pattern: &str,
+    capture_groups: usize,
+    vacuous: Vacuous,
+) -> Result<(), String> {
+    if pattern.is_empty() {
+        return Err(format!("field `{key}`: empty pattern"));
+    }
+    let regex = Regex::new(pattern).map_err(|e| format!("field `{key}`: bad pattern: {e}"))?;
+    if regex.captures_len() - 1 < capture_groups {
+        return Err(format!(
+            "field `{key}`: pattern `{pattern}` needs a capture group"
+        ));
+    }
+    match pattern::reach(pattern) {
+        Reach::Everything if vacuous == Vacuous::Both => Err(format!(
+            "field `{key}`: pattern `{pattern}` matches any text"
+        )),
+        Reach::Nothing => Err(format!(
+            "field `{key}`: pattern `{pattern}` matches no text"
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,561 @@
+//! `skilleval check`: a pack's laws against a person's verdicts, and proof that every corpus
+//! sample can pass.
+//!
+//! A pack may keep `judge-cases.jsonl` beside its `pack.toml`: one case a line, a reply with
+//! the calls made before it and a person's verdict for each law that applies:
+//!
+//! ```json
+//! {"id": "case-001", "prompt_id": "plain-001",
+//!  "calls": [{"tool": "weather_lookup", "arguments": {"location": "Madrid"}}],
+//!  "reply": "In Madrid it is 22°C.", "stop": "answered",
+//!  "verdicts": {"calls-weather-lookup": true, "answers": true}, "source": "hand"}
+//! ```
+//!
+//! Each call is answered as in a run, through the pack's fixture store (a call with no
+//! recording is a gap), unless it gives its `result` verbatim. The case is judged with the
+//! pack's laws and every law where the judge and the person differ is a disagreement.
+//!
+//! Every sample of the pack's corpus must also have a reply that passes every law that
+//! applies to it: a case for it whose verdicts are all true, or a reference reply built from
+//! the laws and fixtures (the call the pack's `argument_equals_field` law asks for and a reply
+//! that names the sample's place and restates the result; "I could not find X."; or, with no
+//! call, a plain answer). A sample none of these pass is listed: no reply could pass it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::corpus::Sample;
+use super::fixtures::FixtureStore;
+use super::judge::{self, Check, Law};
+use super::pack::Pack;
+use super::replay::{self, LiveServices, RecordMode};
+use crate::harness::agent::fit_tool_output;
+use crate::harness::backend::{FinishReason, GenMetrics};
+use crate::harness::toolcall::coerce::coerce_call_arguments;
+use crate::harness::tools::{Registry, ToolOutput};
+use crate::harness::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
+
+/// The cases file's name, in the pack's folder.
+pub const CASES_FILE: &str = "judge-cases.jsonl";
+
+/// One call of a case; `result`, when given, replaces the fixture's answer.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseCall {
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Map<String, Value>,
+    #[serde(default)]
+    pub result: Option<String>,
+}
+
+/// One hand-labelled reply.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub id: String,
+    pub prompt_id: String,
+    #[serde(default)]
+    pub calls: Vec<CaseCall>,
+    pub reply: String,
+    /// `answered` (the default), `round_budget`, `token_budget` or `error`.
+    #[serde(default)]
+    pub stop: Option<String>,
+    pub verdicts: BTreeMap<String, bool>,
+    #[serde(default)]
+    pub source: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The line of the cases file, 1-based.
+    #[serde(skip)]
+    pub line: usize,
+}
+
+impl Case {
+    fn stop_reason(&self) -> Option<StopReason> {
+        match self.stop.as_deref().unwrap_or("answered") {
+            "answered" => Some(StopReason::Answered),
+            "round_budget" => Some(StopReason::RoundBudget),
+            "token_budget" => Some(StopReason::TokenBudget),
+            "error" => Some(StopReason::Error("the case says the run failed".into())),
+            _ => None,
+        }
+    }
+}
+
+/// Reads a cases file, checking every line against the pack and its corpus. The first
+/// problem is an error naming the file, the line and the field.
+pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Result<Vec<Case>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut cases: Vec<Case> = Vec::new();
+    let mut ids = BTreeSet::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), index + 1);
+        let mut case: Case =
+            serde_json::from_str(line).map_err(|e| anyhow!("{at}: not a case: {e}"))?;
+        case.line = index + 1;
+        if !ids.insert(case.id.clone()) {
+            bail!("{at}: field `id`: {:?} is used twice", case.id);
+        }
+        let Some(sample) = by_id.get(case.prompt_id.as_str()) else {
+            bail!(
+                "{at}: field `prompt_id`: no sample {:?} in {}",
+                case.prompt_id,
+                pack.corpus_path.display()
+            );
+        };
+        if case.stop_reason().is_none() {
+            bail!(
+                "{at}: field `stop`: {:?} is not answered, round_budget, token_budget or error",
+                case.stop.as_deref().unwrap_or_default()
+            );
+        }
+        for call in &case.calls {
+            if !pack.tools.iter().any(|t| t.name == call.tool) {
+                bail!(
+                    "{at}: field `calls`: tool {:?} is not in {}",
+                    call.tool,
+                    pack.file.display()
+                );
+            }
+        }
+        for law_name in case.verdicts.keys() {
+            let Some(law) = pack.laws.iter().find(|l| &l.name == law_name) else {
+                bail!(
+                    "{at}: field `verdicts`: no law `{law_name}` in {}",
+                    pack.file.display()
+                );
+            };
+            if !judge::applies(law, &sample.category, &sample.fields) {
+                bail!(
+                    "{at}: field `verdicts`: law `{law_name}` does not apply to sample {:?} (category {})",
+                    sample.id,
+                    sample.category
+                );
+            }
+        }
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+/// Answers calls as a run of the pack would: the same registry, fixture store, argument
+/// coercion and output budget.
+pub struct Replayer {
+    registry: Registry,
+    output_chars: usize,
+    loaded_skills: Vec<String>,
+}
+
+impl Replayer {
+    pub fn new(pack: &Pack) -> anyhow::Result<Replayer> {
+        let store = Arc::new(FixtureStore::load(pack.routes())?);
+        let registry =
+            replay::build_registry(&pack.tools, store, RecordMode::Off, LiveServices::default());
+        Ok(Replayer {
+            registry,
+            output_chars: pack.budgets.tool_output_chars,
+            loaded_skills: if pack.preload {
+                vec![pack.skill.clone()]
+            } else {
+                Vec::new()
+            },
+        })
+    }
+
+    fn answer(&self, call: &CaseCall) -> CallRecord {
+        let raw_arguments = Value::Object(call.arguments.clone());
+        let mut record = CallRecord {
+            name: call.tool.clone(),
+            raw_arguments: raw_arguments.clone(),
+            arguments: raw_arguments,
+            repairs: Vec::new(),
+            result: String::new(),
+            is_error: false,
+            truncated_chars: 0,
+            meta: Value::Null,
+        };
+        let output = match (&call.result, self.registry.get(&call.tool)) {
+            (Some(result), _) => ToolOutput::ok(result.clone()),
+            (None, None) => ToolOutput::error(format!("There is no tool named {:?}.", call.tool)),
+            (None, Some(tool)) => {
+                match coerce_call_arguments(&call.tool, &call.arguments, &tool.parameters) {
+                    Err(message) => ToolOutput::error(message),
+                    Ok((arguments, repairs)) => {
+                        record.arguments = Value::Object(arguments.clone());
+                        record.repairs = repairs;
+                        (tool.executor)(&arguments)
+                    }
+                }
+            }
+        };
+        let (text, cut) = fit_tool_output(&output.content, self.output_chars);
+        record.result = text;
+        record.truncated_chars = cut;
+        record.is_error = output.is_error;
+        record.meta = output.meta;
+        record
+    }
+
+    /// The transcript of a run that made these calls, then gave this reply.
+    pub fn transcript(&self, calls: &[CaseCall], reply: &str, stop: StopReason) -> Transcript {
+        let round = |calls: Vec<CallRecord>, prose: &str| Round {
+            raw: prose.to_string(),
+            finish: FinishReason::Eos,
+            metrics: GenMetrics::default(),
+            calls,
+            prose: prose.to_string(),
+            repairs: Vec::new(),
+            problems: Vec::new(),
+            reask: None,
+        };
+        let records: Vec<CallRecord> = calls.iter().map(|c| self.answer(c)).collect();
+        let mut rounds = Vec::new();
+        if !records.is_empty() {
+            rounds.push(round(records, ""));
+        }
+        rounds.push(round(Vec::new(), reply));
+        Transcript {
+            metrics: RunMetrics {
+                rounds: rounds.len() as u32,
+                ..RunMetrics::default()
+            },
+            rounds,
+            reply: reply.to_string(),
+            stop,
+            loaded_skills: self.loaded_skills.clone(),
+        }
+    }
+}
+
+/// A law where the person and the judge differ on a case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    pub case_id: String,
+    pub prompt_id: String,
+    pub law: String,
+    pub person: bool,
+    pub judge: bool,
+}
+
+/// How many cases a person says a law holds in, and fails in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coverage {
+    pub law: String,
+    pub holds: usize,
+    pub fails: usize,
+}
+
+/// A sample no reference reply passes, with the laws its closest reply failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unpassable {
+    pub sample_id: String,
+    pub failed: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    pub pack: String,
+    /// The cases file, when the pack has one.
+    pub cases_file: Option<PathBuf>,
+    pub cases: usize,
+    pub disagreements: Vec<Disagreement>,
+    /// One entry per law of the pack, in law order; all zero without a cases file.
+    pub coverage: Vec<Coverage>,
+    pub samples: usize,
+    pub unpassable: Vec<Unpassable>,
+}
+
+impl CheckReport {
+    /// Laws that a person never saw hold, or never saw fail (only with a cases file).
+    pub fn uncovered(&self) -> Vec<&Coverage> {
+        if self.cases_file.is_none() {
+            return Vec::new();
+        }
+        self.coverage
+            .iter()
+            .filter(|c| c.holds == 0 || c.fails == 0)
+            .collect()
+    }
+
+    /// Whether the laws judge as the person did, every law is covered both ways, and every
+    /// sample can pass.
+    pub fn agrees(&self) -> bool {
+        self.disagreements.is_empty() && self.unpassable.is_empty() && self.uncovered().is_empty()
+    }
+
+    /// One line per finding, then a summary line.
+    pub fn render(&self) -> String {
+        let verdict = |holds: bool| if holds { "holds" } else { "fails" };
+        let mut out = String::new();
+        match &self.cases_file {
+            Some(path) => out.push_str(&format!("cases: {} from {}\n", self.cases, path.display())),
+            None => out.push_str(&format!(
+                "cases: the pack has no {CASES_FILE}; only reference replies are checked\n"
+            )),
+        }
+        for d in &self.disagreements {
+            out.push_str(&format!(
+                "disagreement: case {} (prompt {}) law {}: person says it {}, the law says it {}\n",
+                d.case_id,
+                d.prompt_id,
+                d.law,
+                verdict(d.person),
+                verdict(d.judge)
+            ));
+        }
+        if self.cases_file.is_some() {
+            for c in &self.coverage {
+                let missing = match (c.holds, c.fails) {
+                    (0, 0) => " (no case)",
+                    (0, _) => " (no case where it holds)",
+                    (_, 0) => " (no case where it fails)",
+                    _ => "",
+                };
+                out.push_str(&format!(
+                    "coverage: {}: holds in {}, fails in {}{missing}\n",
+                    c.law, c.holds, c.fails
+                ));
+            }
+        }
+        for u in &self.unpassable {
+            out.push_str(&format!(
+                "unpassable: sample {}: no reference reply passes (closest fails {})\n",
+                u.sample_id,
+                u.failed.join(", ")
+            ));
+        }
+        out.push_str(&format!(
+            "pack {}: {} disagreement(s) over {} case(s), {} law(s) lacking a case, {} of {} sample(s) with no passing reply: {}\n",
+            self.pack,
+            self.disagreements.len(),
+            self.cases,
+            self.uncovered().len(),
+            self.unpassable.len(),
+            self.samples,
+            if self.agrees() { "agree" } else { "disagree" }
+        ));
+        out
+    }
+}
+
+/// Checks a pack: its cases (when it has a cases file) and a passing reply for every sample.
+pub fn check(pack: &Pack) -> anyhow::Result<CheckReport> {
+    let samples = pack.corpus(None)?;
+    let cases_path = pack.dir.join(CASES_FILE);
+    let cases_file = cases_path.is_file().then_some(cases_path);
+    let cases = match &cases_file {
+        Some(path) => load_cases(path, pack, &samples)?,
+        None => Vec::new(),
+    };
+    let replayer = Replayer::new(pack)?;
+    let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
+
+    let mut disagreements = Vec::new();
+    let mut coverage: Vec<Coverage> = pack
+        .laws
+        .iter()
+        .map(|law| Coverage {
+            law: law.name.clone(),
+            holds: 0,
+            fails: 0,
+        })
+        .collect();
+    for case in &cases {
+        let sample = by_id[case.prompt_id.as_str()];
+        let transcript = replayer.transcript(
+            &case.calls,
+            &case.reply,
+            case.stop_reason().expect("checked on load"),
+        );
+        let judgement = judge::judge(
+            &pack.laws,
+            &sample.category,
+            &sample.fields,
+            sample.prompt_text(),
+            &transcript,
+        );
+        for (law, person) in &case.verdicts {
+            let holds = !judgement.failed.contains(law);
+            if holds != *person {
+                disagreements.push(Disagreement {
+                    case_id: case.id.clone(),
+                    prompt_id: case.prompt_id.clone(),
+                    law: law.clone(),
+                    person: *person,
+                    judge: holds,
+                });
+            }
+            if let Some(c) = coverage.iter_mut().find(|c| &c.law == law) {
+                if *person {
+                    c.holds += 1;
+                } else {
+                    c.fails += 1;
+                }
+            }
+        }
+    }
+
+    let unpassable = samples
+        .iter()
+        .filter_map(|sample| {
+            let own: Vec<&Case> = cases
+                .iter()
+                .filter(|c| c.prompt_id == sample.id && c.verdicts.values().all(|v| *v))
+                .collect();
+            passes_somehow(pack, &replayer, sample, &own)
+                .err()
+                .map(|failed| Unpassable {
+                    sample_id: sample.id.clone(),
+                    failed,
+                })
+        })
+        .collect();
+
+    Ok(CheckReport {
+        pack: pack.name.clone(),
+        cases: cases.len(),
+        cases_file,
+        disagreements,
+        coverage,
+        samples: samples.len(),
+        unpassable,
+    })
+}
+
+/// A reply to try on a sample: the calls before it and its text.
+struct Reference {
+    calls: Vec<CaseCall>,
+    reply: String,
+}
+
+/// `Ok` when some reference reply passes every law that applies to the sample, else the
+/// failed laws of the reply that came closest.
+fn passes_somehow(
+    pack: &Pack,
+    replayer: &Replayer,
+    sample: &Sample,
+    own_cases: &[&Case],
+) -> Result<(), Vec<String>> {
+    let mut references: Vec<(Vec<CaseCall>, String, StopReason)> = own_cases
+        .iter()
+        .map(|c| {
+            (
+                c.calls.clone(),
+                c.reply.clone(),
+                c.stop_reason().expect("checked on load"),
+            )
+        })
+        .collect();
+    references.extend(
+        built_references(pack, replayer, sample)
+            .into_iter()
+            .map(|r| (r.calls, r.reply, StopReason::Answered)),
+    );
+    let mut closest: Option<Vec<String>> = None;
+    for (calls, reply, stop) in references {
+        let transcript = replayer.transcript(&calls, &reply, stop);
+        let judgement = judge::judge(
+            &pack.laws,
+            &sample.category,
+            &sample.fields,
+            sample.prompt_text(),
+            &transcript,
+        );
+        if judgement.passed {
+            return Ok(());
+        }
+        if closest
+            .as_ref()
+            .is_none_or(|failed| judgement.failed.len() < failed.len())
+        {
+            closest = Some(judgement.failed);
+        }
+    }
+    Err(closest.unwrap_or_default())
+}
+
+/// Reference replies from the pack's own laws: the call its first applicable
+/// `argument_equals_field` law asks for (the sample's value as written), then a reply that
+/// names the place (the field of its first applicable `reply_contains` law) and restates the
+/// result's lines on one line, or "I could not find X."; and a plain answer with no call.
+fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Reference> {
+    let applicable: Vec<&Law> = pack
+        .laws
+        .iter()
+        .filter(|law| judge::applies(law, &sample.category, &sample.fields))
+        .collect();
+    let text_of = |field: &str| {
+        sample.fields.get(field).and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        })
+    };
+    let mut references = vec![Reference {
+        calls: Vec::new(),
+        reply: "Here is my answer to that.".into(),
+    }];
+    let call = applicable.iter().find_map(|law| match &law.check {
+        Check::ArgumentEqualsField {
+            tool,
+            argument,
+            field,
+            ..
+        } => text_of(field).map(|value| {
+            let mut arguments = Map::new();
+            arguments.insert(argument.clone(), Value::String(value.clone()));
+            (
+                CaseCall {
+                    tool: tool.clone(),
+                    arguments,
+                    result: None,
+                },
+                value,
+            )
+        }),
+        _ => None,
+    });
+    let Some((call, asked)) = call else {
+        return references;
+    };
+    let named = applicable
+        .iter()
+        .find_map(|law| match &law.check {
+            Check::ReplyContains {
+                field: Some(field), ..
+            } => text_of(field),
+            _ => None,
+        })
+        .unwrap_or_else(|| asked.clone());
+    let result = replayer
+        .transcript(std::slice::from_ref(&call), "", StopReason::Answered)
+        .calls()
+        .next()
+        .map(|c| c.result.clone())
+        .unwrap_or_default();
+    let facts: Vec<&str> = result
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    references.push(Reference {
+        calls: vec![call.clone()],
+        reply: format!("{named}: {}.", facts.join("; ")),
+    });
+    references.push(Reference {
+        calls: vec![call],
+        reply: format!("I could not find {asked}."),
+    });
+    references
+}
