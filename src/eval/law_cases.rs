@@ -120,13 +120,11 @@ pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Resul
                 case.stop.as_deref().unwrap_or_default()
             );
         }
+        // A call to a tool the pack lacks is kept: small models do make them, and a run
+        // answers them with an error, as the replay below does.
         for call in &case.calls {
-            if !pack.tools.iter().any(|t| t.name == call.tool) {
-                bail!(
-                    "{at}: field `calls`: tool {:?} is not in {}",
-                    call.tool,
-                    pack.file.display()
-                );
+            if call.tool.trim().is_empty() {
+                bail!("{at}: field `calls`: a call with an empty tool name");
             }
         }
         for law_name in case.verdicts.keys() {
