@@ -81,7 +81,8 @@ pub fn judge(
     }
 }
 
-/// Lists the sample fields that applicable laws read but the sample lacks.
+/// Lists the sample fields that applicable laws read but the sample lacks (or, for a unit,
+/// holds something that names no unit).
 pub fn check_sample(
     laws: &[Law],
     category: &str,
@@ -103,9 +104,17 @@ pub fn check_sample(
                 } => field,
                 _ => return None,
             };
-            field_value(sample, field).is_none().then(|| {
-                format!(
+            let Some(value) = field_value(sample, field) else {
+                return Some(format!(
                     "law `{}` reads field `{field}`, which the sample lacks",
+                    law.name
+                ));
+            };
+            let names_a_unit = TemperatureUnit::parse(&value_text(value)).is_some();
+            let wants_a_unit = matches!(law.check, Check::ReplyTemperatureInFieldUnit { .. });
+            (wants_a_unit && !names_a_unit).then(|| {
+                format!(
+                    "law `{}` reads field `{field}` as a temperature unit (C or F), but it is {value}",
                     law.name
                 )
             })
