@@ -492,10 +492,10 @@ fn names_phrase(reply: &str, reply_words: &[String], phrase: &str, weak_words: &
         })
 }
 
-/// A word without one plural, "-y" or "-ing" ending and a doubled last letter: "rainy",
-/// "raining" and "rains" give "rain"; "sunny" gives "sun".
+/// A word without one "-ing", "-y", "-s" or "-e" ending and a doubled last letter: "rainy",
+/// "raining" and "rains" give "rain"; "sunny" gives "sun"; "drizzle" and "drizzly" "drizzl".
 fn word_stem(word: &str) -> &str {
-    let stem = ["ing", "y", "s"]
+    let stem = ["ing", "y", "s", "e"]
         .iter()
         .find_map(|suffix| {
             word.strip_suffix(suffix)
@@ -1093,6 +1093,10 @@ mod tests {
             |reply: &str| judge(&parsed, "c", &tomorrow, "", &report_transcript(reply)).passed;
         assert!(verdict("Tomorrow: 9°C."));
         assert!(verdict("Rainy tomorrow."), "a word of the phrase, -y form");
+        assert!(
+            verdict("It will be raining."),
+            "a word of the phrase, -ing form"
+        );
         assert!(!verdict("Light clothes will do."), "a weak word alone");
         assert!(
             !verdict("It is 12°C and overcast."),
