@@ -349,6 +349,8 @@ struct Sample {
     location: Option<String>,
     resolved: Option<String>,
     unit: Option<String>,
+    /// For forecast_day: the asked days, as the report labels them.
+    day: Option<Vec<String>>,
 }
 
 const CALL_CATEGORIES: [&str; 8] = [
@@ -420,6 +422,10 @@ fn the_corpus_is_well_formed_and_balanced() {
         .iter()
         .filter(|s| s.category == "units")
         .all(|s| s.unit.is_some()));
+    for sample in &samples {
+        let asks_a_day = sample.category == "forecast_day";
+        assert_eq!(sample.day.is_some(), asks_a_day, "{}", sample.id);
+    }
 }
 
 #[test]
@@ -444,6 +450,17 @@ fn every_corpus_location_has_a_fixture_whose_answer_names_the_resolved_place() {
         }
         if sample.category == "nonexistent" && sample.resolved.is_none() {
             assert!(output.content.starts_with("No such place"), "{}", sample.id);
+        }
+        // Each asked day labels one line of the forecast.
+        for day in sample.day.iter().flatten() {
+            let labelled = output
+                .content
+                .lines()
+                .filter(|line| {
+                    line.contains(&format!("{day} ")) || line.contains(&format!("({day})"))
+                })
+                .count();
+            assert_eq!(labelled, 1, "{}: {day} in {}", sample.id, output.content);
         }
     }
 }

@@ -81,7 +81,8 @@ pub fn judge(
     }
 }
 
-/// Lists the sample fields that applicable laws read but the sample lacks.
+/// Lists the sample fields that applicable laws read but the sample lacks (or, for a unit,
+/// holds something that names no unit).
 pub fn check_sample(
     laws: &[Law],
     category: &str,
@@ -103,9 +104,17 @@ pub fn check_sample(
                 } => field,
                 _ => return None,
             };
-            field_value(sample, field).is_none().then(|| {
-                format!(
+            let Some(value) = field_value(sample, field) else {
+                return Some(format!(
                     "law `{}` reads field `{field}`, which the sample lacks",
+                    law.name
+                ));
+            };
+            let names_a_unit = TemperatureUnit::parse(&value_text(value)).is_some();
+            let wants_a_unit = matches!(law.check, Check::ReplyTemperatureInFieldUnit { .. });
+            (wants_a_unit && !names_a_unit).then(|| {
+                format!(
+                    "law `{}` reads field `{field}` as a temperature unit (C or F), but it is {value}",
                     law.name
                 )
             })
@@ -483,10 +492,10 @@ fn names_phrase(reply: &str, reply_words: &[String], phrase: &str, weak_words: &
         })
 }
 
-/// A word without one plural, "-y" or "-ing" ending and a doubled last letter: "rainy",
-/// "raining" and "rains" give "rain"; "sunny" gives "sun".
+/// A word without one "-ing", "-y", "-s" or "-e" ending and a doubled last letter: "rainy",
+/// "raining" and "rains" give "rain"; "sunny" gives "sun"; "drizzle" and "drizzly" "drizzl".
 fn word_stem(word: &str) -> &str {
-    let stem = ["ing", "y", "s"]
+    let stem = ["ing", "y", "s", "e"]
         .iter()
         .find_map(|suffix| {
             word.strip_suffix(suffix)
@@ -1084,6 +1093,10 @@ mod tests {
             |reply: &str| judge(&parsed, "c", &tomorrow, "", &report_transcript(reply)).passed;
         assert!(verdict("Tomorrow: 9°C."));
         assert!(verdict("Rainy tomorrow."), "a word of the phrase, -y form");
+        assert!(
+            verdict("It will be raining."),
+            "a word of the phrase, -ing form"
+        );
         assert!(!verdict("Light clothes will do."), "a weak word alone");
         assert!(
             !verdict("It is 12°C and overcast."),
