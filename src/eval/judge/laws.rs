@@ -136,11 +136,15 @@ pub enum Check {
     /// reply reports one of its facts: a temperature the result holds (unit and rounding as
     /// there), or a phrase captured (group 1) by one of the `facts` patterns, applied to each
     /// line of the result. A phrase is reported when the reply names it whole or names one of
-    /// its words outside `weak_words` (plural, "-y" and "-ing" forms alike). With
-    /// `lines_field`, only the result lines that name one of that sample field's values count.
+    /// its words outside `weak_words` (plural, "-y" and "-ing" forms alike); a weak word the
+    /// reply puts right before that word must be in the phrase too ("partly cloudy" does not
+    /// report "Cloudy"). With `lines_field`, only the result lines that name one of that sample
+    /// field's values count. A reply matching `unless` reports nothing (e.g. one that only
+    /// announces a lookup still to come).
     ReplyReportsResult {
         tool: Option<String>,
         success_pattern: Option<String>,
+        unless: Option<String>,
         #[serde(default)]
         facts: Vec<String>,
         #[serde(default)]
@@ -412,6 +416,7 @@ fn validate_law(law: &Law) -> Result<(), String> {
         Check::ReplyReportsResult {
             tool,
             success_pattern,
+            unless,
             facts,
             weak_words,
             lines_field,
@@ -419,6 +424,9 @@ fn validate_law(law: &Law) -> Result<(), String> {
         } => {
             optional_tool(tool)?;
             validate_success_pattern(success_pattern)?;
+            if let Some(unless) = unless {
+                validate_pattern("unless", unless, 0, Vacuous::Both)?;
+            }
             for (i, fact) in facts.iter().enumerate() {
                 validate_pattern(&format!("facts[{i}]"), fact, 1, Vacuous::Nothing)?;
             }

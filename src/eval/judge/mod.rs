@@ -271,11 +271,19 @@ fn holds(
         Check::ReplyReportsResult {
             tool,
             success_pattern,
+            unless,
             facts,
             weak_words,
             lines_field,
             allow_rounding,
         } => {
+            let announced_only = match unless.as_deref().map(Regex::new).transpose() {
+                Ok(unless) => unless.is_some_and(|u| u.is_match(reply)),
+                Err(_) => true,
+            };
+            if announced_only {
+                return false;
+            }
             let labels = match lines_field {
                 Some(field) => match field_value(sample, field) {
                     Some(value) => Some(field_strings(value)),
@@ -476,20 +484,29 @@ fn reports_result(check: &ReportCheck, reply: &str, transcript: &Transcript) -> 
     false
 }
 
-/// The reply names the phrase whole, or one of its words outside `weak_words`.
+/// The reply names the phrase whole, or one of its words outside `weak_words`. The reply may
+/// leave out the phrase's qualifier ("rain" for "Light rain") but not put in another: a weak
+/// word right before the named word must be in the phrase ("partly cloudy" is not "Cloudy").
 fn names_phrase(reply: &str, reply_words: &[String], phrase: &str, weak_words: &[String]) -> bool {
-    if contains(reply, phrase, true) {
-        return true;
-    }
     let weak: Vec<String> = weak_words.iter().map(|w| fold_text(w)).collect();
-    fold_text(phrase)
-        .split(' ')
-        .filter(|word| word.chars().count() >= 3 && !weak.iter().any(|w| w == word))
-        .any(|word| {
-            reply_words
-                .iter()
-                .any(|said| word_stem(said) == word_stem(word))
+    let phrase_words: Vec<String> = fold_text(phrase).split(' ').map(str::to_string).collect();
+    let strong: Vec<&String> = phrase_words
+        .iter()
+        .filter(|word| word.chars().count() >= 3 && !weak.contains(word))
+        .collect();
+    if strong.is_empty() {
+        return contains(reply, phrase, true);
+    }
+    strong.into_iter().any(|word| {
+        reply_words.iter().enumerate().any(|(i, said)| {
+            let qualifier_fits = i
+                .checked_sub(1)
+                .map(|before| &reply_words[before])
+                .filter(|before| weak.contains(before))
+                .is_none_or(|before| phrase_words.contains(before));
+            word_stem(said) == word_stem(word) && qualifier_fits
         })
+    })
 }
 
 /// A word without one "-ing", "-y", "-s" or "-e" ending and a doubled last letter: "rainy",
