@@ -353,9 +353,12 @@ pub struct RunArgs {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 3 when any category is worse beyond noise
+    /// Exit with code 3 when the variant is worse beyond noise in some category or in total
     #[arg(long)]
     pub fail_on: Option<FailOn>,
+    /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
+    #[arg(long)]
+    pub no_control: bool,
     /// Continue an interrupted run from its journal
     #[arg(long)]
     pub resume: Option<String>,
@@ -593,6 +596,7 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.top_p = args.top_p;
     opts.output_root = args.output;
     opts.resume = args.resume;
+    opts.control = !args.no_control;
     opts.progress = std::io::stderr().is_terminal();
     // Fail on pack, corpus and variant mistakes before the model loads.
     runner::check_inputs(&opts)?;
