@@ -960,6 +960,47 @@ mod tests {
         assert_eq!(c.repeats_for_target, RepeatsNeeded::Unknown);
     }
 
+    /// The worked example of docs/packs.md ("Reading the table"), figures by hand.
+    #[test]
+    fn the_worked_example_of_the_docs() {
+        // Ten categories of 15 samples, two repeats. In `c0` the variant passes 6 samples once
+        // more (d = ½), 3 samples twice more (d = 1), and leaves 6 alone; the other nine
+        // categories pass everything in both arms.
+        let mut outcomes = runs("c0", 15, 2, |s, r, arm| match (s, arm) {
+            (0..=5, Arm::Variant) => r == 0,
+            (6..=8, Arm::Variant) => true,
+            (9..=14, _) => true,
+            _ => false,
+        });
+        for c in 1..10 {
+            outcomes.extend(runs(&format!("c{c}"), 15, 2, |_, _, _| true));
+        }
+        let comparison = wording(&outcomes);
+        let c0 = row(&comparison, "c0");
+        // Δ = (6 × ½ + 3 × 1) / 15 = 0.4.
+        assert!(close(c0.delta.unwrap(), 0.4, 1e-12));
+        // Nine non-zero differences, all positive: 2 of 2^9 sign patterns reach the sum.
+        assert_eq!(c0.p_value, 2.0 / 512.0);
+        // Holm: the smallest of ten p-values is multiplied by 10.
+        assert!(close(c0.p_adjusted, 10.0 * 2.0 / 512.0, 1e-12));
+        assert!(c0.interval.unwrap().low > 0.0);
+        assert_eq!(c0.verdict, Verdict::Better);
+        // Variance of d: (6 × 0.1² + 3 × 0.6² + 6 × 0.4²) / 14 = 0.15; level 0.05 / 10;
+        // t(14) quantiles 3.325696 (0.9975) and 0.868055 (0.8); step 2 / (15 × 2), half added.
+        let mde = (3.325_696 + 0.868_055) * (0.15f64 / 15.0).sqrt() + 1.0 / 30.0;
+        assert!(close(c0.mde.unwrap(), mde, 1e-4), "{:?}", c0.mde);
+        assert_eq!(c0.verdict_label(), "better");
+        // A category where everything passed: the floor, and "no change ≥ X pp".
+        let c1 = row(&comparison, "c1");
+        assert!(c1.mde_floored);
+        assert_eq!(c1.verdict, Verdict::NoChange);
+        let pooled: f64 = (60.0 + 2.0) / (60.0 + 4.0);
+        let floor = 2.0 * pooled * (1.0 - pooled) / 2.0;
+        let mde = (3.325_696 + 0.868_055) * (floor / 15.0).sqrt() + 1.0 / 30.0;
+        assert!(close(c1.mde.unwrap(), mde, 1e-4), "{:?}", c1.mde);
+        assert_eq!(c1.verdict_label(), "no change ≥ 23 pp");
+    }
+
     #[test]
     fn a_category_where_everything_passed_gets_the_floor() {
         let outcomes = runs("c", 15, 3, |_, _, _| true);
