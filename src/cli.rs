@@ -400,9 +400,12 @@ pub struct RunArgs {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 3 when any category is worse beyond noise
+    /// Exit with code 3 when the variant is worse beyond noise in some category or in total
     #[arg(long)]
     pub fail_on: Option<FailOn>,
+    /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
+    #[arg(long)]
+    pub no_control: bool,
     /// Continue an interrupted run from its journal
     #[arg(long)]
     pub resume: Option<String>,
@@ -631,6 +634,7 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.output_root = args.output;
     opts.resume = args.resume;
     opts.progress = true;
+    opts.control = !args.no_control;
     // Fail on pack, corpus and variant mistakes before the model loads.
     runner::check_inputs(&opts)?;
     opts.parallel = args.parallel.resolve();

@@ -24,7 +24,7 @@ use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::template::Family;
 use skilleval::tools::weather::{WeatherService, TOOL_NAME};
 
-use runner_support::{call, copy_pack, script};
+use runner_support::{call, copy_pack, script_for};
 
 /// A weather service on a loopback port: answers each location it knows with a recorded
 /// status and body, anything else with 500, and keeps the locations it was asked for.
@@ -171,7 +171,9 @@ fn run(pack_dir: &Path, output: &Path, record: RecordMode, live: LiveServices) -
     opts.output_root = output.to_path_buf();
     opts.record = record;
     opts.live = live;
-    let replies = script(&samples, 1, true, 0, asks_for_the_location);
+    // Two arms keep the recording order simple: the baseline records, the variant replays.
+    opts.control = false;
+    let replies = script_for(&samples, 1, false, true, 0, asks_for_the_location);
     let mut backend = ScriptedBackend::new(Family::Gemma, replies);
     let result = runner::run(&mut backend, &opts).expect("the run completes");
     assert_eq!(backend.remaining(), 0);
@@ -236,8 +238,8 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
         RecordMode::Off,
         unreachable_service(),
     );
-    assert_eq!(before.summary.total.gapped_pairs, 3);
-    assert_eq!(before.summary.total.pairs, 0);
+    assert_eq!(before.summary.wording.total.gapped_pairs, 3);
+    assert_eq!(before.summary.wording.total.pairs, 0);
     assert!(fixture_files(&fixtures).is_empty());
 
     let server = StandIn::start(answers());
@@ -248,8 +250,8 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
     assert_eq!(asked, ["Paris, Texas", "Xyzzyville", "nassau, bahamas"]);
     assert_eq!(answer_sources(&recording, Arm::Baseline), ["recorded"; 3]);
     assert_eq!(answer_sources(&recording, Arm::Variant), ["fixture"; 3]);
-    assert_eq!(recording.summary.total.gapped_pairs, 0);
-    assert_eq!(recording.summary.total.baseline.rate, Some(1.0));
+    assert_eq!(recording.summary.wording.total.gapped_pairs, 0);
+    assert_eq!(recording.summary.wording.total.reference.rate, Some(1.0));
     let manifest = std::fs::read_to_string(recording.dir.join("manifest.json")).unwrap();
     assert!(manifest.contains("\"record\": \"Gaps\""), "{manifest}");
 
@@ -299,8 +301,8 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
         RecordMode::Off,
         unreachable_service(),
     );
-    assert_eq!(replay.summary.total.gapped_pairs, 0);
-    assert_eq!(replay.summary.total.pairs, 3);
+    assert_eq!(replay.summary.wording.total.gapped_pairs, 0);
+    assert_eq!(replay.summary.wording.total.pairs, 3);
     for arm in [Arm::Baseline, Arm::Variant] {
         assert_eq!(answer_sources(&replay, arm), ["fixture"; 3]);
     }

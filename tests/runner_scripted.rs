@@ -1,6 +1,6 @@
 //! Whole runs of the mini pack on the scripted backend: replay and gaps, the files a run
-//! writes, `--resume` after an interruption, `--limit`, `--category`, A/A runs and the
-//! `--fail-on worse` decision.
+//! writes, the control arm, `--resume` after an interruption, `--limit`, `--category`, A/A runs
+//! and the `--fail-on worse` decision.
 
 mod runner_support;
 
@@ -16,7 +16,7 @@ use skilleval::eval::stats::{self, Arm, Outcome, Summary, Verdict};
 use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::template::Family;
 
-use runner_support::{call, lines, mini_pack_dir, script};
+use runner_support::{call, lines, mini_pack_dir, script, script_for};
 
 const TOOL: &str = "station_reading";
 
@@ -90,11 +90,13 @@ fn entry<'a>(entries: &'a [JournalEntry], id: &str, arm: Arm, repeat: u32) -> &'
         .unwrap_or_else(|| panic!("no entry for {id} {arm:?} {repeat}"))
 }
 
-fn category<'a>(summary: &'a Summary, name: &str) -> &'a stats::CategorySummary {
+/// A category row of the wording comparison.
+fn category<'a>(summary: &'a Summary, name: &str) -> &'a stats::Row {
     summary
+        .wording
         .categories
         .iter()
-        .find(|c| c.category == name)
+        .find(|c| c.name == name)
         .unwrap_or_else(|| panic!("no category {name}"))
 }
 
@@ -109,7 +111,7 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
 
     let dir = output.path().join(&result.run_id);
     assert_eq!(result.dir, dir);
-    let units = 2 * 2 * samples.len();
+    let units = 3 * 2 * samples.len();
     assert_eq!(lines(&dir.join("journal.jsonl")).len(), units);
     // Timings may lose a last digit in JSON; what was judged must not.
     let judged = |entries: &[JournalEntry]| -> Vec<_> {
@@ -139,6 +141,11 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
         Some(mini_pack_dir().join("variant.md").to_str().unwrap())
     );
     assert_ne!(manifest.baseline_body_sha256, manifest.variant_body_sha256);
+    assert!(manifest.control);
+    assert_eq!(
+        manifest.control_body_sha256.as_deref(),
+        Some(manifest::sha256_hex(b"").as_str())
+    );
     let corpus = std::fs::read(mini_pack_dir().join("corpus.jsonl")).unwrap();
     assert_eq!(manifest.corpus_sha256, manifest::sha256_hex(&corpus));
 
@@ -146,20 +153,30 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary, result.summary);
     let csv = lines(&dir.join("summary.csv"));
-    let first_cells: Vec<&str> = csv.iter().map(|l| l.split(',').next().unwrap()).collect();
-    assert_eq!(
-        first_cells,
-        ["category", "chitchat", "lookup", "messy_name", "total"]
-    );
+    let wording_rows: Vec<&str> = csv
+        .iter()
+        .filter(|l| {
+            l.starts_with("wording,baseline,variant,category,")
+                || l.starts_with("wording,baseline,variant,total,")
+        })
+        .map(|l| l.split(',').nth(4).unwrap())
+        .collect();
+    assert_eq!(wording_rows, ["chitchat", "lookup", "messy_name", "total"]);
+    assert!(csv
+        .iter()
+        .any(|l| l.starts_with("skill_effect,control,baseline,law,")));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(report.starts_with("# skilleval: mini\n"), "{report}");
+    assert!(
+        report.starts_with("# skilleval: mini\n\n## Skill effect"),
+        "{report}"
+    );
     assert!(report.contains("| **total** |"), "{report}");
     assert!(report.contains("variant "), "{report}");
 
     // The variant's skipped call fails both station laws, in both repeats.
     let lookup = category(&result.summary, "lookup");
     assert_eq!(
-        (lookup.baseline.rate, lookup.variant.rate),
+        (lookup.reference.rate, lookup.treatment.rate),
         (Some(1.0), Some(0.5))
     );
     let skipped = entry(&result.entries, "lookup-uccle", Arm::Variant, 1);
@@ -168,7 +185,7 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
         ["asks-for-the-named-station", "reports-the-reading"]
     );
     assert_eq!(
-        category(&result.summary, "chitchat").variant.rate,
+        category(&result.summary, "chitchat").treatment.rate,
         Some(1.0)
     );
 }
@@ -210,8 +227,8 @@ fn replayed_answers_fold_names_and_gaps_are_counted_not_judged() {
     let lookup = category(&result.summary, "lookup");
     assert_eq!(lookup.gapped_pairs, 2, "one sample, two repeats");
     assert_eq!((lookup.samples, lookup.pairs), (2, 4));
-    assert_eq!(lookup.baseline.rate, Some(1.0));
-    assert_eq!(result.summary.total.gapped_pairs, 2);
+    assert_eq!(lookup.reference.rate, Some(1.0));
+    assert_eq!(result.summary.wording.total.gapped_pairs, 2);
     assert_eq!(category(&result.summary, "messy_name").gapped_pairs, 0);
 }
 
@@ -295,7 +312,7 @@ fn limit_takes_categories_in_turn() {
     let output = tempfile::tempdir().unwrap();
     let mut opts = options(output.path(), 1, false);
     opts.limit = Some(4);
-    let ids = ids_run(&opts, 2 * 4);
+    let ids = ids_run(&opts, 3 * 4);
     // Corpus order of first appearance: lookup, messy_name, chitchat; then round again.
     assert_eq!(
         ids,
@@ -309,7 +326,7 @@ fn limit_takes_categories_in_turn() {
 
     // Once messy_name runs dry the turns go on without it.
     opts.limit = Some(5);
-    let ids = ids_run(&opts, 2 * 5);
+    let ids = ids_run(&opts, 3 * 5);
     assert_eq!(&ids[3..], ["lookup-uccle", "chitchat-thanks"]);
 }
 
@@ -318,7 +335,7 @@ fn category_keeps_only_the_named_categories() {
     let output = tempfile::tempdir().unwrap();
     let mut opts = options(output.path(), 1, false);
     opts.categories = vec!["chitchat".into(), "messy_name".into()];
-    let ids: BTreeSet<String> = ids_run(&opts, 2 * 3).into_iter().collect();
+    let ids: BTreeSet<String> = ids_run(&opts, 3 * 3).into_iter().collect();
     let expected: BTreeSet<String> = ["chitchat-hello", "chitchat-thanks", "messy-sodankyla"]
         .map(String::from)
         .into();
@@ -345,23 +362,28 @@ fn an_a_a_run_salts_the_second_arm_and_stays_within_noise() {
     assert_eq!(backend.remaining(), 0);
     for c in result
         .summary
+        .wording
         .categories
         .iter()
-        .chain([&result.summary.total])
+        .chain([&result.summary.wording.total])
     {
-        assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.category);
+        assert!(!c.changed(), "{}", c.name);
     }
     let manifest: Manifest =
         serde_json::from_str(&std::fs::read_to_string(result.dir.join("manifest.json")).unwrap())
             .unwrap();
     assert_eq!(manifest.variant, None);
     assert_eq!(manifest.baseline_body_sha256, manifest.variant_body_sha256);
-    // Same wording, different dice: the seeds of the two arms differ.
+    // Same wording, different dice: the seeds of the two arms differ; control keeps the
+    // baseline's.
     for s in &samples {
         let baseline = entry(&result.entries, &s.id, Arm::Baseline, 0);
         let variant = entry(&result.entries, &s.id, Arm::Variant, 0);
+        let control = entry(&result.entries, &s.id, Arm::Control, 0);
         assert_ne!(baseline.seed, variant.seed, "{}", s.id);
+        assert_eq!(baseline.seed, control.seed, "{}", s.id);
     }
+    assert!(result.summary.skill_effect.is_some());
 
     // With a variant both arms share each seed, so only the wording differs.
     let output = tempfile::tempdir().unwrap();
@@ -370,8 +392,54 @@ fn an_a_a_run_salts_the_second_arm_and_stays_within_noise() {
     for s in &samples {
         let baseline = entry(&result.entries, &s.id, Arm::Baseline, 0);
         let variant = entry(&result.entries, &s.id, Arm::Variant, 0);
+        let control = entry(&result.entries, &s.id, Arm::Control, 0);
         assert_eq!(baseline.seed, variant.seed, "{}", s.id);
+        assert_eq!(baseline.seed, control.seed, "{}", s.id);
     }
+}
+
+/// The control arm's prompts carry the skill's name and description but not its body.
+#[test]
+fn the_control_arm_offers_the_skill_without_its_body() {
+    let output = tempfile::tempdir().unwrap();
+    let opts = options(output.path(), 1, true);
+    let samples = opts.pack.corpus(None).unwrap();
+    let (result, backend) = run_with(&opts, script(&samples, 1, false, 0, diligent));
+    let body = "exactly as\nthe user wrote it";
+    let description = "Read the latest temperature of a named weather station.";
+    // Plan order: control's units come first in each repeat.
+    let first_control = &backend.prompts[0];
+    assert!(first_control.contains(description), "{first_control}");
+    assert!(!first_control.contains(body), "{first_control}");
+    let baseline_prompts = backend.prompts.iter().filter(|p| p.contains(body)).count();
+    assert!(baseline_prompts > 0);
+    assert!(result.entries.iter().any(|e| e.arm == Arm::Control));
+    let skill = result.summary.skill_effect.as_ref().unwrap();
+    assert_eq!(
+        (skill.reference, skill.treatment),
+        (Arm::Control, Arm::Baseline)
+    );
+}
+
+#[test]
+fn no_control_skips_the_control_arm() {
+    let output = tempfile::tempdir().unwrap();
+    let mut opts = options(output.path(), 1, true);
+    opts.control = false;
+    let samples = opts.pack.corpus(None).unwrap();
+    let replies = script_for(&samples, 1, false, false, 0, variant_skips_uccle);
+    let (result, backend) = run_with(&opts, replies);
+    assert_eq!(backend.remaining(), 0);
+    assert_eq!(result.entries.len(), 2 * samples.len());
+    assert!(result.entries.iter().all(|e| e.arm != Arm::Control));
+    assert_eq!(result.summary.skill_effect, None);
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(result.dir.join("manifest.json")).unwrap())
+            .unwrap();
+    assert!(!manifest.control);
+    assert_eq!(manifest.control_body_sha256, None);
+    let report = std::fs::read_to_string(result.dir.join("report.md")).unwrap();
+    assert!(report.contains("--no-control"), "{report}");
 }
 
 /// Outcomes of `samples` samples in one category, with the variant passing as `variant_passes`
@@ -391,6 +459,7 @@ fn outcomes(
                     repeat: 0,
                     passed,
                     failed_laws: Vec::new(),
+                    applied_laws: Vec::new(),
                     gapped: false,
                     errored: false,
                 }
@@ -401,7 +470,7 @@ fn outcomes(
 
 #[test]
 fn fail_on_worse_trips_only_on_a_worse_verdict() {
-    // Twelve samples broken by the variant: p ≈ 0.0005 and the bands apart.
+    // Twelve samples broken by the variant: p = 2/4096, the interval at −100 pp.
     let mut broken = outcomes("broken", 12, |_| false);
     broken.extend(outcomes("fine", 12, |_| true));
     let summary = stats::summarize(&broken).unwrap();
@@ -410,7 +479,7 @@ fn fail_on_worse_trips_only_on_a_worse_verdict() {
 
     // Three broken samples are too few to tell from noise.
     let summary = stats::summarize(&outcomes("few", 12, |s| s >= 3)).unwrap();
-    assert_eq!(summary.total.verdict, Verdict::WithinNoise);
+    assert_eq!(summary.wording.total.verdict, Verdict::NoChange);
     assert!(!stats::any_worse(&summary));
 
     let summary = stats::summarize(&outcomes("same", 12, |_| true)).unwrap();

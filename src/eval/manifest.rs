@@ -23,6 +23,12 @@ pub struct Manifest {
     pub variant: Option<String>,
     pub baseline_body_sha256: String,
     pub variant_body_sha256: String,
+    /// Whether the control arm (the skill with an empty body) ran.
+    #[serde(default)]
+    pub control: bool,
+    /// SHA-256 of the control arm's skill body (of the empty text) when it ran.
+    #[serde(default)]
+    pub control_body_sha256: Option<String>,
     pub corpus: String,
     pub corpus_sha256: String,
     pub samples: usize,

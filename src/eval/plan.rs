@@ -6,9 +6,10 @@ use sha2::{Digest, Sha256};
 use super::corpus::Sample;
 use super::stats::Arm;
 
-/// Seed of one repeat of one sample. Both arms of a comparison share it, so a difference between
-/// arms comes from the wording, not the dice. An A/A run salts the second arm's seed, so that
-/// it measures how far two runs of the same wording drift apart.
+/// Seed of one repeat of one sample. Every arm of a run shares it (control, baseline,
+/// variant), so a difference between arms comes from the skill's text, not the dice. An A/A
+/// run salts the variant arm's seed, so that it measures how far two runs of the same wording
+/// drift apart.
 pub fn sample_seed(run_seed: u64, sample_id: &str, repeat: u32, salt: &str) -> u32 {
     let digest =
         Sha256::digest(format!("{run_seed}\u{1f}{sample_id}\u{1f}{repeat}\u{1f}{salt}").as_bytes());
@@ -23,13 +24,25 @@ pub struct Unit {
     pub seed: u32,
 }
 
-/// Arm-major order: consecutive units share the arm's whole system prompt, which the backend's
-/// prefix cache reuses. Order never changes a result: each unit carries its own seed.
-pub fn plan(samples: &[Sample], repeats: u32, run_seed: u64, aa: bool) -> Vec<Unit> {
+/// The arms a run compares, in plan order: control (unless left out), baseline, variant.
+pub fn arms(control: bool) -> Vec<Arm> {
+    let mut arms = vec![Arm::Baseline, Arm::Variant];
+    if control {
+        arms.insert(0, Arm::Control);
+    }
+    arms
+}
+
+/// Repeat-major, then arm-major order. Each repeat finishes every arm before the next starts,
+/// so a run stopped part-way has whole repeats of every arm and at most one uneven repeat,
+/// and a batch of consecutive units rarely spans more than two arms. Within a repeat,
+/// consecutive units share the arm's whole system prompt, which the backend's prefix cache
+/// reuses. Order never changes a result: each unit carries its own seed.
+pub fn plan(samples: &[Sample], repeats: u32, run_seed: u64, arms: &[Arm], aa: bool) -> Vec<Unit> {
     let mut units = Vec::new();
-    for arm in [Arm::Baseline, Arm::Variant] {
-        let salt = if aa && arm == Arm::Variant { "aa" } else { "" };
-        for repeat in 0..repeats {
+    for repeat in 0..repeats {
+        for &arm in arms {
+            let salt = if aa && arm == Arm::Variant { "aa" } else { "" };
             for (i, s) in samples.iter().enumerate() {
                 units.push(Unit {
                     sample_index: i,

@@ -1,5 +1,5 @@
-//! `skilleval run`: a pack's samples through the harness for both arms, judged, journaled,
-//! summarized and reported.
+//! `skilleval run`: a pack's samples through the harness for every arm (control, baseline,
+//! variant), judged, journaled, summarized and reported.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub live: LiveServices,
     /// Units run at once, each on its own handle of a backend that serves many callers.
     pub parallel: usize,
+    /// Run the control arm (the skill with an empty body), to measure the skill's own effect.
+    pub control: bool,
 }
 
 impl RunOptions {
@@ -68,6 +70,7 @@ impl RunOptions {
             progress: false,
             live: LiveServices::default(),
             parallel: 1,
+            control: true,
         }
     }
 }
@@ -79,12 +82,33 @@ pub struct RunResult {
     pub entries: Vec<JournalEntry>,
 }
 
-/// The two skills trees a run compares.
+/// The skills trees a run compares.
 pub struct Arms {
+    /// The skill under test with an empty body: its name and description are still offered
+    /// (and it is still preloaded when the pack preloads it), so only the body is missing.
+    pub control: SkillTree,
     pub baseline: SkillTree,
     pub variant: SkillTree,
     /// No variant: the baseline against itself.
     pub aa: bool,
+}
+
+impl Arms {
+    pub fn tree(&self, arm: Arm) -> &SkillTree {
+        match arm {
+            Arm::Control => &self.control,
+            Arm::Baseline => &self.baseline,
+            Arm::Variant => &self.variant,
+        }
+    }
+}
+
+/// Where the control arm's skill says it came from.
+const CONTROL_SOURCE: &str = "<control: the skill with an empty body>";
+
+/// `tree` with the skill under test's body emptied; its front matter is kept.
+fn control_tree(tree: &SkillTree, skill: &str) -> anyhow::Result<SkillTree> {
+    tree.with_overlay(skill, "", Path::new(CONTROL_SOURCE))
 }
 
 /// The baseline tree and the variant laid over it. The skill under test must be in the
@@ -98,6 +122,7 @@ pub fn arms(
     let Some(path) = variant else {
         let baseline = pack.skills(skills_dir)?;
         return Ok(Arms {
+            control: control_tree(&baseline, &pack.skill)?,
             variant: baseline.clone(),
             baseline,
             aa: true,
@@ -133,7 +158,14 @@ pub fn arms(
             pack.skill
         );
     }
+    // The skill's front matter comes from the baseline, or from the variant when it adds the
+    // skill.
+    let control = match baseline.get(&pack.skill) {
+        Some(_) => control_tree(&baseline, &pack.skill)?,
+        None => control_tree(&variant, &pack.skill)?,
+    };
     Ok(Arms {
+        control,
         baseline,
         variant,
         aa: false,
@@ -233,6 +265,7 @@ fn outcome(entry: &JournalEntry) -> Outcome {
         repeat: entry.repeat,
         passed: entry.judgement.passed,
         failed_laws: entry.judgement.failed.clone(),
+        applied_laws: entry.judgement.applied_laws.clone(),
         gapped: entry.gapped,
         errored: entry.errored,
     }
@@ -377,6 +410,8 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         variant: opts.variant.as_ref().map(|p| p.display().to_string()),
         baseline_body_sha256: body(&arms.baseline),
         variant_body_sha256: body(&arms.variant),
+        control: opts.control,
+        control_body_sha256: opts.control.then(|| body(&arms.control)),
         corpus: corpus_path.display().to_string(),
         corpus_sha256: manifest::sha256_hex(corpus_text.as_bytes()),
         samples: samples.len(),
@@ -416,26 +451,28 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
     )?;
 
     let done: BTreeSet<(String, Arm, u32)> = entries.iter().map(JournalEntry::key).collect();
-    let units: Vec<Unit> = plan::plan(&samples, opts.repeats, opts.seed, arms.aa)
-        .into_iter()
-        .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
-        .collect();
+    let units: Vec<Unit> = plan::plan(
+        &samples,
+        opts.repeats,
+        opts.seed,
+        &plan::arms(opts.control),
+        arms.aa,
+    )
+    .into_iter()
+    .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
+    .collect();
     let mut progress = Progress::new(opts.progress, units.len());
     let mut journal = Journal::open(&journal_path)?;
     let started = Instant::now();
     let mut profile = scheduler::Profile::new(opts.parallel.max(1));
     profile.model_load_secs = manifest.backend.load_secs;
-    let tree_of = |arm: Arm| match arm {
-        Arm::Baseline => &arms.baseline,
-        Arm::Variant => &arms.variant,
-    };
     // One unit, timed: the same work whether units run one by one or on worker threads.
     let run_timed = |backend: &mut dyn Backend, unit: &Unit| {
         let unit_started = Instant::now();
         let entry = run_unit(
             backend,
             pack,
-            tree_of(unit.arm),
+            arms.tree(unit.arm),
             &registry,
             &samples[unit.sample_index],
             unit,
@@ -473,15 +510,17 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         serde_json::to_string_pretty(&profile)? + "\n",
     )?;
 
-    // Only entries of the selected samples count (a resumed journal may hold others).
+    // Only entries of the selected samples and arms count (a resumed journal may hold others).
     let ids: BTreeSet<&str> = samples.iter().map(|s| s.id.as_str()).collect();
-    entries.retain(|e| ids.contains(e.sample_id.as_str()));
+    let run_arms = plan::arms(opts.control);
+    entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
     let summary = stats::summarize(&outcomes(&entries))?;
     let settings = format!(
-        "pack {} · skill {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
+        "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
         pack.name,
         pack.skill,
         opts.variant.as_ref().map(|v| format!("variant {}", v.display())).unwrap_or("A/A (no variant)".into()),
+        if opts.control { "control arm" } else { "no control arm" },
         samples.len(),
         opts.repeats,
         opts.seed,

@@ -60,9 +60,10 @@ pub fn call(tool: &str, argument: &str, value: &str) -> String {
     example_call(CallFormat::Markup, tool, &arguments)
 }
 
-/// The scripted backend's replies for a whole run. The runner asks in plan order (arm, then
-/// repeat, then sample) and each unit takes as many replies as it has rounds, so the script
-/// is written by walking the same plan. `skip` leaves out the first units (already journaled).
+/// The scripted backend's replies for a whole run with the control arm (the default). The
+/// runner asks in plan order (repeat, then arm, then sample) and each unit takes as many
+/// replies as it has rounds, so the script is written by walking the same plan. `skip` leaves
+/// out the first units (already journaled).
 pub fn script(
     samples: &[Sample],
     repeats: u32,
@@ -70,7 +71,19 @@ pub fn script(
     skip: usize,
     replies_for: impl Fn(&Sample, Arm) -> Vec<String>,
 ) -> Vec<String> {
-    plan::plan(samples, repeats, 0, aa)
+    script_for(samples, repeats, true, aa, skip, replies_for)
+}
+
+/// [`script`] for a run with or without the control arm.
+pub fn script_for(
+    samples: &[Sample],
+    repeats: u32,
+    control: bool,
+    aa: bool,
+    skip: usize,
+    replies_for: impl Fn(&Sample, Arm) -> Vec<String>,
+) -> Vec<String> {
+    plan::plan(samples, repeats, 0, &plan::arms(control), aa)
         .iter()
         .skip(skip)
         .flat_map(|unit: &Unit| replies_for(&samples[unit.sample_index], unit.arm))

@@ -52,6 +52,9 @@ pub struct Judgement {
     pub failed: Vec<String>,
     /// How many laws applied to this sample.
     pub applied: usize,
+    /// Names of the laws that applied, in law order (empty in journals that predate it).
+    #[serde(default)]
+    pub applied_laws: Vec<String>,
 }
 
 /// Applies every law that concerns this sample to the transcript.
@@ -78,6 +81,7 @@ pub fn judge(
         passed: failed.is_empty(),
         failed,
         applied: applicable.len(),
+        applied_laws: applicable.iter().map(|law| law.name.clone()).collect(),
     }
 }
 

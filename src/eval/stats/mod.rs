@@ -1,0 +1,1211 @@
+//! Paired comparisons of two arms of a run, per category, per law and in total.
+//!
+//! A run has up to three arms: `control` (the skill under test with an empty body), `baseline`
+//! and `variant`. [`summarize`] makes two comparisons of them: the **skill effect** (baseline
+//! against control: does the skill's body change what the model does at all?) and the
+//! **wording** (variant against baseline). [`compare`] makes one comparison of any two arms.
+//!
+//! # Method
+//!
+//! **Pairs.** Every arm runs each (sample, repeat) with the same seed, so a comparison pairs its
+//! two arms' runs of one (sample, repeat). A pair where either side hit a fixture gap is dropped
+//! from both arms and counted (`gapped_pairs`); a run whose partner is missing is dropped and
+//! counted (`unpaired_runs`). An errored run counts as a failure.
+//!
+//! **Per-sample differences.** For each sample, d = treatment's pass fraction minus the
+//! reference's, over the sample's scored pairs. Samples are the unit of evidence: repeats of
+//! one sample share its prompt (under greedy decoding they are identical), so they refine d
+//! but are not independent samples.
+//!
+//! **Δ** is the mean of d over the row's samples. An arm's rate is the mean of its per-sample
+//! pass fractions, so Δ is exactly the difference of the two rates.
+//!
+//! **Interval:** a 95% percentile bootstrap interval of Δ from [`BOOTSTRAP_RESAMPLES`]
+//! resamples of samples with replacement (the pairing is kept: a sample's d moves as one).
+//! The total and the per-law rows resample within categories (stratified), so that each
+//! category keeps its size. The seed comes from the comparison's and the row's names: the same
+//! outcomes always give the same interval.
+//!
+//! **p:** the two-sided sign-flip permutation test of "d is symmetric around 0": the share of
+//! the 2^n sign patterns of the d's whose sum is at least as far from 0 as the observed sum.
+//! It is computed exactly (by convolution over the d's as integers over a common denominator),
+//! with a seeded Monte-Carlo fallback only for distributions too large to tabulate.
+//!
+//! **Holm.** Within one comparison, the category p-values form one family and the law
+//! p-values another; each family is adjusted by Holm's step-down method (`p_adjusted`). The
+//! total is a single test of its own: its adjusted p is its p.
+//!
+//! **Verdict:** `better` when p_adjusted < [`ALPHA`] **and** the 95% interval lies wholly
+//! above 0; `worse` when p_adjusted < α and the interval lies wholly below 0. The interval is
+//! the unadjusted 95% one. Otherwise `too_few_samples` when even the most extreme outcome
+//! could not reach the row's level (smallest possible p = 2/2^n ≥ level), else `no_change`;
+//! `no_data` when no pair could be scored.
+//!
+//! **Level and minimum detectable effect (MDE).** A row's level is the threshold its test faces
+//! under Holm when it is the only real effect in its family: α/m for m rows with data (α for
+//! the total). The MDE is the Δ this run would detect with [`POWER`] probability at that level,
+//! two-sided: (t_{df, 1−level/2} + t_{df, power}) × √(v / n), with v the variance of d (pooled
+//! within categories for stratified rows) and df = n − number of categories. When v is below
+//! what one sample moving by one repeat would give (1 / (n·r̄²), r̄ = mean scored repeats per
+//! sample), the data cannot tell its spread, and v is floored at the variance of d when both
+//! arms' runs were independent draws at the pooled pass rate, 2·p̃(1−p̃)/r̄, with
+//! p̃ = (passes + r̄) / (runs + 2·r̄): one sample passing and one failing are added so that a
+//! row where every run passed (or failed) still has a floor. The floor is conservative (runs
+//! of a sample are at least as alike as independent draws), which is the safe side for a
+//! claim of "no change".
+//!
+//! **Repeats for a target effect.** The variance of d splits into the spread of samples' true
+//! differences (τ²) and the repeat-to-repeat noise of one run's difference (σ²_w, pooled over
+//! samples from the per-repeat differences): v = τ² + σ²_w / r. The MDE with r repeats is
+//! k·√((τ² + σ²_w / r) / n), k the multiplier above; the repeats needed for an MDE of
+//! [`TARGET_EFFECT`] are the smallest r with σ²_w / r ≤ n·(target / k)² − τ²: none suffice
+//! when τ² alone exceeds it (more samples are needed), and σ²_w is unknown with one repeat.
+//!
+//! **Noise band.** Each arm's pass rate per repeat; the band is the min–max over repeats.
+
+pub mod method;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+pub use method::Interval;
+
+/// Family-wise significance level.
+pub const ALPHA: f64 = 0.05;
+/// Coverage of the bootstrap interval.
+pub const CONFIDENCE: f64 = 0.95;
+/// Power at which the minimum detectable effect is given.
+pub const POWER: f64 = 0.80;
+/// Bootstrap resamples per interval.
+pub const BOOTSTRAP_RESAMPLES: usize = 2_000;
+/// The effect the report says how many repeats would detect.
+pub const TARGET_EFFECT: f64 = 0.10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arm {
+    /// The skill under test with its body removed: what the skill's front matter alone does.
+    Control,
+    Baseline,
+    Variant,
+}
+
+impl Arm {
+    pub fn name(self) -> &'static str {
+        match self {
+            Arm::Control => "control",
+            Arm::Baseline => "baseline",
+            Arm::Variant => "variant",
+        }
+    }
+}
+
+/// The judged result of one run: one sample, under one arm, in one repeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub sample_id: String,
+    pub category: String,
+    pub arm: Arm,
+    pub repeat: u32,
+    pub passed: bool,
+    #[serde(default)]
+    pub failed_laws: Vec<String>,
+    /// Laws that applied to the sample (empty in journals written before they were recorded).
+    #[serde(default)]
+    pub applied_laws: Vec<String>,
+    /// A fixture was missing: the run says nothing about the wording.
+    #[serde(default)]
+    pub gapped: bool,
+    /// The run failed (backend or loop error).
+    #[serde(default)]
+    pub errored: bool,
+}
+
+impl Outcome {
+    fn scored_pass(&self) -> bool {
+        self.passed && !self.errored
+    }
+
+    fn law_held(&self, law: &str) -> bool {
+        !self.errored && !self.failed_laws.iter().any(|l| l == law)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Better,
+    Worse,
+    /// No verdict, and the run could have seen a change of the row's MDE.
+    NoChange,
+    /// No verdict, and no outcome of this many samples could have reached the row's level.
+    TooFewSamples,
+    NoData,
+}
+
+/// Lowest and highest per-repeat pass rate.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    pub min: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmSummary {
+    pub arm: Arm,
+    /// Mean over samples of each sample's pass fraction (passes over scored runs when every
+    /// sample has the same number of scored repeats).
+    pub rate: Option<f64>,
+    pub band: Option<Band>,
+    pub passes: usize,
+    pub runs: usize,
+    pub errored: usize,
+    /// Samples that passed in every scored repeat.
+    pub always_pass: usize,
+    pub always_fail: usize,
+    /// Samples that both passed and failed across repeats.
+    pub flaky: usize,
+}
+
+/// How many repeats would bring the row's MDE down to [`TARGET_EFFECT`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatsNeeded {
+    Repeats(u64),
+    /// The spread between samples alone keeps the MDE above the target: add samples.
+    MoreSamples,
+    /// Repeat-to-repeat noise cannot be measured from one repeat, or there are too few samples.
+    Unknown,
+}
+
+/// One row of a comparison: a category, a law, or the total.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Category name, law name, or `total`.
+    pub name: String,
+    /// Samples with at least one scored pair.
+    pub samples: usize,
+    /// Scored (sample, repeat) pairs.
+    pub pairs: usize,
+    pub reference: ArmSummary,
+    pub treatment: ArmSummary,
+    /// Mean per-sample difference, treatment minus reference.
+    pub delta: Option<f64>,
+    /// 95% bootstrap interval of Δ.
+    pub interval: Option<Interval>,
+    pub p_value: f64,
+    /// Holm-adjusted within the row's family (the total: equal to `p_value`).
+    pub p_adjusted: f64,
+    /// The level the row's test faces under Holm when it is its family's only effect.
+    pub level: f64,
+    /// The smallest p the test could give with this many samples.
+    pub smallest_p: f64,
+    /// Minimum detectable effect at [`POWER`] power and `level`, as a fraction.
+    pub mde: Option<f64>,
+    /// The variance behind the MDE is the floor, not the observed one.
+    pub mde_floored: bool,
+    /// Variance of the per-sample differences used for the MDE.
+    pub variance: Option<f64>,
+    /// Samples less categories: the degrees of freedom of `variance`.
+    pub degrees_of_freedom: usize,
+    /// Distance between neighbouring values the sign-flip test's Δ can take: flipping one
+    /// difference of a single repeat moves Δ by 2 / (n·r), r the common denominator of the
+    /// samples' repeat counts.
+    pub step: f64,
+    /// Spread of the samples' true differences (τ²) and repeat-to-repeat noise of one
+    /// difference (σ²_w), when they could be estimated.
+    pub between_samples: Option<f64>,
+    pub between_repeats: Option<f64>,
+    pub repeats_for_target: RepeatsNeeded,
+    pub verdict: Verdict,
+    /// Pairs excluded because either side hit a fixture gap.
+    pub gapped_pairs: usize,
+    /// Runs excluded because their partner run is missing.
+    pub unpaired_runs: usize,
+}
+
+impl Row {
+    /// The verdict as a reader should see it: "no change ≥ X pp" carries the MDE.
+    pub fn verdict_label(&self) -> String {
+        match self.verdict {
+            Verdict::Better => "better".into(),
+            Verdict::Worse => "worse".into(),
+            Verdict::NoChange => match self.mde {
+                Some(mde) => format!("no change ≥ {:.0} pp", (mde * 100.0).ceil()),
+                None => "no change".into(),
+            },
+            Verdict::TooFewSamples => "too few samples".into(),
+            Verdict::NoData => "no data".into(),
+        }
+    }
+
+    pub fn changed(&self) -> bool {
+        matches!(self.verdict, Verdict::Better | Verdict::Worse)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LawFailures {
+    pub law: String,
+    /// Scored runs of each arm in which the law failed.
+    pub reference: usize,
+    pub treatment: usize,
+}
+
+/// One comparison of two arms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// `skill_effect` or `wording`; names the seeds of its intervals.
+    pub name: String,
+    pub reference: Arm,
+    pub treatment: Arm,
+    /// Sorted by category name.
+    pub categories: Vec<Row>,
+    pub total: Row,
+    /// One row per law that applied to some scored pair, sorted by name. Empty for journals
+    /// that did not record which laws applied.
+    pub laws: Vec<Row>,
+    /// Most failed first.
+    pub law_failures: Vec<LawFailures>,
+}
+
+impl Comparison {
+    /// Whether some category, or the total, changed beyond noise.
+    pub fn any_change(&self) -> bool {
+        self.categories
+            .iter()
+            .chain([&self.total])
+            .any(Row::changed)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlakySample {
+    pub sample_id: String,
+    pub category: String,
+    pub arm: Arm,
+    pub passes: usize,
+    pub runs: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub alpha: f64,
+    pub confidence: f64,
+    pub power: f64,
+    pub bootstrap_resamples: usize,
+    pub target_effect: f64,
+    pub repeats: usize,
+    /// Baseline against control; absent when the control arm did not run.
+    pub skill_effect: Option<Comparison>,
+    /// Variant against baseline (in an A/A run, the baseline against a second draw of itself).
+    pub wording: Comparison,
+    pub flaky_samples: Vec<FlakySample>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StatsError {
+    #[error("sample `{sample_id}` has two {arm} outcomes for repeat {repeat}")]
+    Duplicate {
+        sample_id: String,
+        arm: &'static str,
+        repeat: u32,
+    },
+    #[error("sample `{sample_id}` appears in categories `{first}` and `{second}`")]
+    CategoryClash {
+        sample_id: String,
+        first: String,
+        second: String,
+    },
+}
+
+/// Both comparisons of a run: the skill effect when control outcomes exist, and the wording.
+pub fn summarize(outcomes: &[Outcome]) -> Result<Summary, StatsError> {
+    let skill_effect = outcomes
+        .iter()
+        .any(|o| o.arm == Arm::Control)
+        .then(|| compare(outcomes, "skill_effect", Arm::Control, Arm::Baseline))
+        .transpose()?;
+    let wording = compare(outcomes, "wording", Arm::Baseline, Arm::Variant)?;
+    let repeats: BTreeSet<u32> = outcomes.iter().map(|o| o.repeat).collect();
+    Ok(Summary {
+        alpha: ALPHA,
+        confidence: CONFIDENCE,
+        power: POWER,
+        bootstrap_resamples: BOOTSTRAP_RESAMPLES,
+        target_effect: TARGET_EFFECT,
+        repeats: repeats.len(),
+        skill_effect,
+        wording,
+        flaky_samples: flaky_samples(outcomes)?,
+    })
+}
+
+/// Whether the wording is worse beyond noise in some category or in total: the condition
+/// `--fail-on worse` stops on. The total counts too, since pooling categories can show a
+/// regression no single category has the samples to show.
+pub fn any_worse(summary: &Summary) -> bool {
+    summary
+        .wording
+        .categories
+        .iter()
+        .chain([&summary.wording.total])
+        .any(|c| c.verdict == Verdict::Worse)
+}
+
+/// One scored pair: the two arms' runs of a (sample, repeat).
+struct ScoredPair<'a> {
+    repeat: u32,
+    reference: &'a Outcome,
+    treatment: &'a Outcome,
+}
+
+/// A sample's scored pairs.
+struct SampleRuns<'a> {
+    category: &'a str,
+    pairs: Vec<ScoredPair<'a>>,
+}
+
+/// What a row is computed from: per sample, per repeat, whether each arm passed, and whether
+/// it errored.
+struct RowInput<'a> {
+    /// (category, runs) per sample.
+    samples: Vec<(&'a str, Vec<Run<'a>>)>,
+    gapped_pairs: usize,
+    unpaired_runs: usize,
+}
+
+/// One scored pair as (repeat, reference run, treatment run).
+type Run<'a> = (u32, &'a Outcome, &'a Outcome);
+
+type PairKey<'a> = (&'a str, &'a str, u32);
+
+/// The outcomes of every arm, by (category, sample, repeat), refusing duplicates and samples
+/// that change category.
+fn index(
+    outcomes: &[Outcome],
+) -> Result<BTreeMap<PairKey<'_>, BTreeMap<Arm, &Outcome>>, StatsError> {
+    let mut category_of: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut runs: BTreeMap<PairKey, BTreeMap<Arm, &Outcome>> = BTreeMap::new();
+    for outcome in outcomes {
+        let category = *category_of
+            .entry(&outcome.sample_id)
+            .or_insert(&outcome.category);
+        if category != outcome.category {
+            return Err(StatsError::CategoryClash {
+                sample_id: outcome.sample_id.clone(),
+                first: category.to_string(),
+                second: outcome.category.clone(),
+            });
+        }
+        let arms = runs
+            .entry((category, &outcome.sample_id, outcome.repeat))
+            .or_default();
+        if arms.insert(outcome.arm, outcome).is_some() {
+            return Err(StatsError::Duplicate {
+                sample_id: outcome.sample_id.clone(),
+                arm: outcome.arm.name(),
+                repeat: outcome.repeat,
+            });
+        }
+    }
+    Ok(runs)
+}
+
+/// Compares `treatment` against `reference` over the outcomes of a run; `name` names the
+/// comparison (and seeds its bootstrap).
+pub fn compare(
+    outcomes: &[Outcome],
+    name: &str,
+    reference: Arm,
+    treatment: Arm,
+) -> Result<Comparison, StatsError> {
+    let runs = index(outcomes)?;
+    let mut samples: BTreeMap<&str, SampleRuns> = BTreeMap::new();
+    let mut excluded: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for ((category, sample_id, repeat), arms) in &runs {
+        let tally = excluded.entry(category).or_default();
+        match (arms.get(&reference), arms.get(&treatment)) {
+            (Some(r), Some(t)) if r.gapped || t.gapped => tally.0 += 1,
+            (Some(r), Some(t)) => samples
+                .entry(sample_id)
+                .or_insert_with(|| SampleRuns {
+                    category,
+                    pairs: Vec::new(),
+                })
+                .pairs
+                .push(ScoredPair {
+                    repeat: *repeat,
+                    reference: r,
+                    treatment: t,
+                }),
+            (None, None) => {}
+            _ => tally.1 += 1,
+        }
+    }
+
+    let input_for = |keep: &dyn Fn(&SampleRuns) -> bool| RowInput {
+        samples: samples
+            .values()
+            .filter(|s| keep(s))
+            .map(|s| {
+                (
+                    s.category,
+                    s.pairs
+                        .iter()
+                        .map(|p| (p.repeat, p.reference, p.treatment))
+                        .collect(),
+                )
+            })
+            .collect(),
+        gapped_pairs: 0,
+        unpaired_runs: 0,
+    };
+    let passed = |o: &Outcome| o.scored_pass();
+
+    let mut categories: Vec<Row> = excluded
+        .iter()
+        .map(|(category, &(gapped, unpaired))| {
+            let mut input = input_for(&|s: &SampleRuns| s.category == *category);
+            input.gapped_pairs = gapped;
+            input.unpaired_runs = unpaired;
+            raw_row(name, category, reference, treatment, &input, &passed)
+        })
+        .collect();
+    finish_family(&mut categories);
+
+    let mut total_input = input_for(&|_| true);
+    total_input.gapped_pairs = excluded.values().map(|t| t.0).sum();
+    total_input.unpaired_runs = excluded.values().map(|t| t.1).sum();
+    let mut total = raw_row(name, "total", reference, treatment, &total_input, &passed);
+    let total_p = total.p_value;
+    finish_row(&mut total, ALPHA, total_p);
+
+    let law_names: BTreeSet<&str> = samples
+        .values()
+        .flat_map(|s| s.pairs.iter())
+        .flat_map(|p| {
+            p.reference
+                .applied_laws
+                .iter()
+                .chain(&p.treatment.applied_laws)
+        })
+        .map(String::as_str)
+        .collect();
+    let mut laws: Vec<Row> = law_names
+        .iter()
+        .map(|law| {
+            let applies = |s: &SampleRuns| {
+                s.pairs.iter().any(|p| {
+                    p.reference.applied_laws.iter().any(|l| l == law)
+                        || p.treatment.applied_laws.iter().any(|l| l == law)
+                })
+            };
+            let input = input_for(&applies);
+            let held = |o: &Outcome| o.law_held(law);
+            raw_row(
+                &format!("{name}/law"),
+                law,
+                reference,
+                treatment,
+                &input,
+                &held,
+            )
+        })
+        .collect();
+    finish_family(&mut laws);
+
+    Ok(Comparison {
+        name: name.to_string(),
+        reference,
+        treatment,
+        categories,
+        total,
+        laws,
+        law_failures: law_failures(samples.values()),
+    })
+}
+
+/// Applies Holm across a family of rows and gives each its level, MDE and verdict.
+fn finish_family(rows: &mut [Row]) {
+    let tested: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].samples > 0).collect();
+    let adjusted = method::holm(&tested.iter().map(|&i| rows[i].p_value).collect::<Vec<_>>());
+    let level = ALPHA / tested.len().max(1) as f64;
+    for (&i, p_adjusted) in tested.iter().zip(adjusted) {
+        finish_row(&mut rows[i], level, p_adjusted);
+    }
+}
+
+/// Everything of a row that does not depend on its family: rates, Δ, interval, raw p and the
+/// variance figures. Level, adjusted p, MDE and verdict come in [`finish_row`].
+fn raw_row(
+    comparison: &str,
+    name: &str,
+    reference: Arm,
+    treatment: Arm,
+    input: &RowInput,
+    passed: &dyn Fn(&Outcome) -> bool,
+) -> Row {
+    // Per sample: scored repeats m, reference and treatment passes.
+    let counts: Vec<(&str, usize, usize, usize)> = input
+        .samples
+        .iter()
+        .map(|(category, repeats)| {
+            let reference_passes = repeats.iter().filter(|(_, r, _)| passed(r)).count();
+            let treatment_passes = repeats.iter().filter(|(_, _, t)| passed(t)).count();
+            (*category, repeats.len(), reference_passes, treatment_passes)
+        })
+        .collect();
+    let n = counts.len();
+    let differences: Vec<f64> = counts
+        .iter()
+        .map(|&(_, m, r, t)| (t as f64 - r as f64) / m as f64)
+        .collect();
+
+    let mut strata: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (&(category, ..), &d) in counts.iter().zip(&differences) {
+        strata.entry(category).or_default().push(d);
+    }
+    let strata: Vec<Vec<f64>> = strata.into_values().collect();
+    let seed = method::seed_for(&[comparison, name]);
+
+    // The differences as integers over the least common multiple of the repeat counts.
+    let denominator = counts.iter().fold(1usize, |l, &(_, m, ..)| lcm(l, m));
+    let numerators: Vec<i64> = counts
+        .iter()
+        .map(|&(_, m, r, t)| (t as i64 - r as i64) * (denominator / m) as i64)
+        .collect();
+
+    let delta = (n > 0).then(|| differences.iter().sum::<f64>() / n as f64);
+    let interval = method::bootstrap_mean_interval(&strata, BOOTSTRAP_RESAMPLES, CONFIDENCE, seed);
+    let p_value = method::sign_flip_p(&numerators, seed);
+
+    // Variance of d, pooled within categories.
+    let df = n.saturating_sub(strata.len());
+    let within: f64 = strata
+        .iter()
+        .map(|s| {
+            let mean = s.iter().sum::<f64>() / s.len() as f64;
+            s.iter().map(|d| (d - mean).powi(2)).sum::<f64>()
+        })
+        .sum();
+    let observed = (df > 0).then(|| within / df as f64);
+    let runs: usize = counts.iter().map(|c| c.1).sum();
+    let mean_repeats = if n > 0 { runs as f64 / n as f64 } else { 0.0 };
+    let passes: usize = counts.iter().map(|c| c.2 + c.3).sum();
+    let pooled = (passes as f64 + mean_repeats) / (2.0 * runs as f64 + 2.0 * mean_repeats);
+    let floor = 2.0 * pooled * (1.0 - pooled) / mean_repeats;
+    let resolution = 1.0 / (n as f64 * mean_repeats * mean_repeats);
+    let (variance, mde_floored) = match observed {
+        Some(v) if v < resolution => (Some(v.max(floor)), floor > v),
+        other => (other, false),
+    };
+
+    // Repeat-to-repeat noise: per-repeat differences around their sample's mean.
+    let (mut squares, mut degrees) = (0.0, 0usize);
+    for (_, repeats) in &input.samples {
+        let per_repeat: Vec<f64> = repeats
+            .iter()
+            .map(|(_, r, t)| f64::from(u8::from(passed(t))) - f64::from(u8::from(passed(r))))
+            .collect();
+        let mean = per_repeat.iter().sum::<f64>() / per_repeat.len() as f64;
+        squares += per_repeat.iter().map(|e| (e - mean).powi(2)).sum::<f64>();
+        degrees += per_repeat.len() - 1;
+    }
+    let (between_samples, between_repeats) = match (variance, degrees) {
+        (Some(v), _) if mde_floored => (Some(0.0), Some(v * mean_repeats)),
+        (Some(v), d) if d > 0 => {
+            let noise = squares / d as f64;
+            (Some((v - noise / mean_repeats).max(0.0)), Some(noise))
+        }
+        (Some(_), _) => (None, None),
+        (None, _) => (None, None),
+    };
+
+    Row {
+        name: name.to_string(),
+        samples: n,
+        pairs: runs,
+        reference: arm_summary(reference, &input.samples, &|x| passed(x.1), &|x| {
+            x.1.errored
+        }),
+        treatment: arm_summary(treatment, &input.samples, &|x| passed(x.2), &|x| {
+            x.2.errored
+        }),
+        delta,
+        interval,
+        p_value,
+        p_adjusted: p_value,
+        level: ALPHA,
+        smallest_p: method::smallest_sign_flip_p(n),
+        mde: None,
+        mde_floored,
+        variance,
+        degrees_of_freedom: df,
+        step: if n > 0 {
+            2.0 / (n as f64 * denominator as f64)
+        } else {
+            0.0
+        },
+        between_samples,
+        between_repeats,
+        repeats_for_target: RepeatsNeeded::Unknown,
+        verdict: Verdict::NoData,
+        gapped_pairs: input.gapped_pairs,
+        unpaired_runs: input.unpaired_runs,
+    }
+}
+
+/// The rule documented at the top of this module.
+fn finish_row(row: &mut Row, level: f64, p_adjusted: f64) {
+    row.level = level;
+    row.p_adjusted = p_adjusted;
+    if row.samples == 0 {
+        row.verdict = Verdict::NoData;
+        return;
+    }
+    row.mde = row.variance.and_then(|v| {
+        let df = row.degrees_of_freedom;
+        method::detectable_effect(row.samples, v, df, row.step, level, POWER)
+    });
+    row.repeats_for_target = match (row.between_samples, row.between_repeats) {
+        (Some(tau), Some(noise)) => {
+            let df = row.degrees_of_freedom;
+            let room = method::largest_variance_for(
+                row.samples,
+                df,
+                row.step,
+                TARGET_EFFECT,
+                level,
+                POWER,
+            );
+            match room {
+                Some(room) if room > tau => {
+                    RepeatsNeeded::Repeats(((noise / (room - tau)).ceil() as u64).max(1))
+                }
+                _ => RepeatsNeeded::MoreSamples,
+            }
+        }
+        _ => RepeatsNeeded::Unknown,
+    };
+    let significant = p_adjusted < ALPHA;
+    row.verdict = match row.interval {
+        Some(i) if significant && i.low > 0.0 => Verdict::Better,
+        Some(i) if significant && i.high < 0.0 => Verdict::Worse,
+        _ if row.smallest_p >= level => Verdict::TooFewSamples,
+        _ => Verdict::NoChange,
+    };
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: usize, b: usize) -> usize {
+    a / gcd(a, b) * b
+}
+
+fn arm_summary(
+    arm: Arm,
+    samples: &[(&str, Vec<Run>)],
+    passed: &dyn Fn(&Run) -> bool,
+    errored: &dyn Fn(&Run) -> bool,
+) -> ArmSummary {
+    let mut per_repeat: BTreeMap<u32, (usize, usize)> = BTreeMap::new();
+    let mut fractions = Vec::new();
+    let (mut always_pass, mut always_fail, mut flaky, mut errors) = (0, 0, 0, 0);
+    for (_, runs) in samples {
+        let passes = runs.iter().filter(|r| passed(r)).count();
+        for run in runs {
+            let tally = per_repeat.entry(run.0).or_default();
+            tally.0 += usize::from(passed(run));
+            tally.1 += 1;
+            errors += usize::from(errored(run));
+        }
+        fractions.push(passes as f64 / runs.len() as f64);
+        match passes {
+            0 => always_fail += 1,
+            p if p == runs.len() => always_pass += 1,
+            _ => flaky += 1,
+        }
+    }
+    let repeat_rates: Vec<f64> = per_repeat
+        .values()
+        .map(|&(p, n)| p as f64 / n as f64)
+        .collect();
+    let band = (!repeat_rates.is_empty()).then(|| Band {
+        min: repeat_rates.iter().copied().fold(f64::INFINITY, f64::min),
+        max: repeat_rates
+            .iter()
+            .copied()
+            .fold(f64::NEG_INFINITY, f64::max),
+    });
+    ArmSummary {
+        arm,
+        rate: (!fractions.is_empty())
+            .then(|| fractions.iter().sum::<f64>() / fractions.len() as f64),
+        band,
+        passes: per_repeat.values().map(|t| t.0).sum(),
+        runs: per_repeat.values().map(|t| t.1).sum(),
+        errored: errors,
+        always_pass,
+        always_fail,
+        flaky,
+    }
+}
+
+fn law_failures<'a>(samples: impl Iterator<Item = &'a SampleRuns<'a>>) -> Vec<LawFailures> {
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for pair in samples.flat_map(|s| s.pairs.iter()) {
+        for law in &pair.reference.failed_laws {
+            counts.entry(law).or_default().0 += 1;
+        }
+        for law in &pair.treatment.failed_laws {
+            counts.entry(law).or_default().1 += 1;
+        }
+    }
+    let mut failures: Vec<LawFailures> = counts
+        .into_iter()
+        .map(|(law, (reference, treatment))| LawFailures {
+            law: law.to_string(),
+            reference,
+            treatment,
+        })
+        .collect();
+    // Stable sort keeps the name order among equal counts.
+    failures.sort_by_key(|f| std::cmp::Reverse(f.reference + f.treatment));
+    failures
+}
+
+/// Samples that both passed and failed across the scored repeats of one arm (gapped runs
+/// left out), for every arm.
+fn flaky_samples(outcomes: &[Outcome]) -> Result<Vec<FlakySample>, StatsError> {
+    let runs = index(outcomes)?;
+    let mut tallies: BTreeMap<(&str, &str, Arm), (usize, usize)> = BTreeMap::new();
+    for ((category, sample_id, _), arms) in &runs {
+        for (arm, outcome) in arms.iter().filter(|(_, o)| !o.gapped) {
+            let tally = tallies.entry((category, sample_id, *arm)).or_default();
+            tally.0 += usize::from(outcome.scored_pass());
+            tally.1 += 1;
+        }
+    }
+    Ok(tallies
+        .into_iter()
+        .filter(|&(_, (p, n))| p > 0 && p < n)
+        .map(|((category, sample_id, arm), (passes, runs))| FlakySample {
+            sample_id: sample_id.to_string(),
+            category: category.to_string(),
+            arm,
+            passes,
+            runs,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(sample: &str, category: &str, arm: Arm, repeat: u32, passed: bool) -> Outcome {
+        Outcome {
+            sample_id: sample.into(),
+            category: category.into(),
+            arm,
+            repeat,
+            passed,
+            failed_laws: if passed { vec![] } else { vec!["law-a".into()] },
+            applied_laws: vec!["law-a".into()],
+            gapped: false,
+            errored: false,
+        }
+    }
+
+    /// `samples` samples in one category, `repeats` repeats, arms decided by `rule`.
+    fn runs(
+        category: &str,
+        samples: usize,
+        repeats: u32,
+        rule: impl Fn(usize, u32, Arm) -> bool,
+    ) -> Vec<Outcome> {
+        let mut all = Vec::new();
+        for s in 0..samples {
+            for r in 0..repeats {
+                for arm in [Arm::Baseline, Arm::Variant] {
+                    all.push(outcome(
+                        &format!("{category}-{s}"),
+                        category,
+                        arm,
+                        r,
+                        rule(s, r, arm),
+                    ));
+                }
+            }
+        }
+        all
+    }
+
+    fn wording(outcomes: &[Outcome]) -> Comparison {
+        summarize(outcomes).unwrap().wording
+    }
+
+    fn row<'a>(comparison: &'a Comparison, name: &str) -> &'a Row {
+        comparison
+            .categories
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap()
+    }
+
+    fn close(a: f64, b: f64, tolerance: f64) -> bool {
+        (a - b).abs() < tolerance
+    }
+
+    #[test]
+    fn ten_samples_fixed_by_the_variant_are_better() {
+        let outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant);
+        let comparison = wording(&outcomes);
+        let c = &comparison.categories[0];
+        assert_eq!((c.samples, c.pairs), (10, 10));
+        // All ten differences +1: 2 of 2^10 sign patterns reach |sum| = 10.
+        assert_eq!(c.p_value, 2.0 / 1024.0);
+        assert_eq!(c.p_adjusted, c.p_value, "one category: nothing to adjust");
+        assert_eq!(c.delta, Some(1.0));
+        assert_eq!(
+            c.interval,
+            Some(Interval {
+                low: 1.0,
+                high: 1.0
+            })
+        );
+        assert_eq!(c.verdict, Verdict::Better);
+        assert_eq!(comparison.total.verdict, Verdict::Better);
+    }
+
+    #[test]
+    fn repeats_of_one_sample_are_not_counted_as_independent_evidence() {
+        // Four samples fixed, each seen in five identical repeats: 20 pairs but only four
+        // samples, whose smallest possible p is 2/16.
+        let outcomes = runs("c", 4, 5, |_, _, arm| arm == Arm::Variant);
+        let c = &wording(&outcomes).categories[0];
+        assert_eq!(c.p_value, 0.125);
+        assert_eq!(c.smallest_p, 0.125);
+        assert_eq!(c.verdict, Verdict::TooFewSamples);
+        assert_eq!(c.verdict_label(), "too few samples");
+    }
+
+    #[test]
+    fn worse_is_the_mirror_of_better() {
+        let outcomes = runs("c", 12, 1, |s, _, arm| arm == Arm::Baseline || s == 0);
+        let c = &wording(&outcomes).categories[0];
+        assert!(close(c.delta.unwrap(), -11.0 / 12.0, 1e-12));
+        assert_eq!(c.p_value, 2.0 / 2048.0);
+        assert_eq!(c.verdict, Verdict::Worse);
+    }
+
+    #[test]
+    fn holm_steps_down_across_categories() {
+        // a: 12 of 12 fixed, p = 2/4096. b: 6 of 6 fixed, p = 2/64. c: no change, p = 1.
+        // By hand: sorted 0.000488 × 3 = 0.00146, 0.03125 × 2 = 0.0625, 1 × 1 = 1.
+        let mut outcomes = runs("a", 12, 1, |_, _, arm| arm == Arm::Variant);
+        outcomes.extend(runs("b", 6, 1, |_, _, arm| arm == Arm::Variant));
+        outcomes.extend(runs("c", 10, 1, |_, _, _| true));
+        let comparison = wording(&outcomes);
+        let (a, b, c) = (
+            row(&comparison, "a"),
+            row(&comparison, "b"),
+            row(&comparison, "c"),
+        );
+        assert!(close(a.p_adjusted, 3.0 * 2.0 / 4096.0, 1e-12));
+        assert!(close(b.p_adjusted, 0.0625, 1e-12));
+        assert_eq!(c.p_adjusted, 1.0);
+        assert!(close(a.level, 0.05 / 3.0, 1e-12));
+        assert_eq!(a.verdict, Verdict::Better);
+        // b alone would pass (p = 0.031 < 0.05), but not as one of three: its smallest p is
+        // above 0.05/3, so no outcome of six samples could have counted.
+        assert_eq!(b.verdict, Verdict::TooFewSamples);
+        assert_eq!(c.verdict, Verdict::NoChange);
+        // Two of three categories left alone, b is significant at 0.05 after all.
+        let without_c: Vec<Outcome> = outcomes
+            .iter()
+            .filter(|o| o.category != "c")
+            .cloned()
+            .collect();
+        let comparison = wording(&without_c);
+        assert!(close(row(&comparison, "b").p_adjusted, 0.03125, 1e-12));
+        assert_eq!(row(&comparison, "b").verdict, Verdict::Better);
+    }
+
+    #[test]
+    fn the_mde_follows_the_observed_variance() {
+        // 15 samples, one repeat: three fixed, three broken, nine unchanged.
+        let outcomes = runs("c", 15, 1, |s, _, arm| match s {
+            0..=2 => arm == Arm::Variant,
+            3..=5 => arm == Arm::Baseline,
+            _ => true,
+        });
+        let c = &wording(&outcomes).categories[0];
+        assert_eq!(c.delta, Some(0.0));
+        // By hand: variance 6/14; t(14) quantiles 2.144787 (0.975) and 0.868055 (0.8); step 2/15, half of it added.
+        let by_hand = (2.144_787 + 0.868_055) * (6.0f64 / 14.0 / 15.0).sqrt() + 1.0 / 15.0;
+        assert!(close(c.mde.unwrap(), by_hand, 1e-4), "{:?}", c.mde);
+        assert!(!c.mde_floored);
+        assert_eq!(c.verdict, Verdict::NoChange);
+        assert_eq!(c.verdict_label(), "no change ≥ 58 pp");
+        // One repeat cannot tell repeat noise from sample spread.
+        assert_eq!(c.repeats_for_target, RepeatsNeeded::Unknown);
+    }
+
+    /// The worked example of docs/packs.md ("Reading the table"), figures by hand.
+    #[test]
+    fn the_worked_example_of_the_docs() {
+        // Ten categories of 15 samples, two repeats. In `c0` the variant passes 6 samples once
+        // more (d = ½), 3 samples twice more (d = 1), and leaves 6 alone; the other nine
+        // categories pass everything in both arms.
+        let mut outcomes = runs("c0", 15, 2, |s, r, arm| match (s, arm) {
+            (0..=5, Arm::Variant) => r == 0,
+            (6..=8, Arm::Variant) => true,
+            (9..=14, _) => true,
+            _ => false,
+        });
+        for c in 1..10 {
+            outcomes.extend(runs(&format!("c{c}"), 15, 2, |_, _, _| true));
+        }
+        let comparison = wording(&outcomes);
+        let c0 = row(&comparison, "c0");
+        // Δ = (6 × ½ + 3 × 1) / 15 = 0.4.
+        assert!(close(c0.delta.unwrap(), 0.4, 1e-12));
+        // Nine non-zero differences, all positive: 2 of 2^9 sign patterns reach the sum.
+        assert_eq!(c0.p_value, 2.0 / 512.0);
+        // Holm: the smallest of ten p-values is multiplied by 10.
+        assert!(close(c0.p_adjusted, 10.0 * 2.0 / 512.0, 1e-12));
+        assert!(c0.interval.unwrap().low > 0.0);
+        assert_eq!(c0.verdict, Verdict::Better);
+        // Variance of d: (6 × 0.1² + 3 × 0.6² + 6 × 0.4²) / 14 = 0.15; level 0.05 / 10;
+        // t(14) quantiles 3.325696 (0.9975) and 0.868055 (0.8); step 2 / (15 × 2), half added.
+        let mde = (3.325_696 + 0.868_055) * (0.15f64 / 15.0).sqrt() + 1.0 / 30.0;
+        assert!(close(c0.mde.unwrap(), mde, 1e-4), "{:?}", c0.mde);
+        assert_eq!(c0.verdict_label(), "better");
+        // A category where everything passed: the floor, and "no change ≥ X pp".
+        let c1 = row(&comparison, "c1");
+        assert!(c1.mde_floored);
+        assert_eq!(c1.verdict, Verdict::NoChange);
+        let pooled: f64 = (60.0 + 2.0) / (60.0 + 4.0);
+        let floor = 2.0 * pooled * (1.0 - pooled) / 2.0;
+        let mde = (3.325_696 + 0.868_055) * (floor / 15.0).sqrt() + 1.0 / 30.0;
+        assert!(close(c1.mde.unwrap(), mde, 1e-4), "{:?}", c1.mde);
+        assert_eq!(c1.verdict_label(), "no change ≥ 23 pp");
+    }
+
+    #[test]
+    fn a_category_where_everything_passed_gets_the_floor() {
+        let outcomes = runs("c", 15, 3, |_, _, _| true);
+        let c = &wording(&outcomes).categories[0];
+        assert!(c.mde_floored);
+        // By hand: p̃ = (90 + 3) / (90 + 6); floor 2·p̃(1 − p̃)/3; step 2/45.
+        let pooled: f64 = 93.0 / 96.0;
+        let floor = 2.0 * pooled * (1.0 - pooled) / 3.0;
+        let by_hand = (2.144_787 + 0.868_055) * (floor / 15.0).sqrt() + 1.0 / 45.0;
+        assert!(close(c.mde.unwrap(), by_hand, 1e-4), "{:?}", c.mde);
+        // All the floor's variance counts as repeat noise: σ²_w = 3·floor, τ² = 0, and the room
+        // for 10 pp is 15·((0.10 − 1/45)/3.012957)², so r = ⌈σ²_w / room⌉ = 7.
+        let room = 15.0 * ((0.10f64 - 1.0 / 45.0) / (2.144_787 + 0.868_055)).powi(2);
+        let needed = (3.0 * floor / room).ceil() as u64;
+        assert_eq!(needed, 7);
+        assert_eq!(c.repeats_for_target, RepeatsNeeded::Repeats(needed));
+    }
+
+    #[test]
+    fn an_a_a_run_has_no_verdict_even_when_flaky() {
+        // Same pseudo-random pass pattern in both arms.
+        let outcomes = runs("c", 30, 3, |s, r, _| (s * 7 + r as usize * 3) % 5 < 3);
+        let total = wording(&outcomes).total;
+        assert_eq!(total.p_value, 1.0);
+        assert_eq!(total.delta, Some(0.0));
+        assert_eq!(total.verdict, Verdict::NoChange);
+        assert_eq!(total.reference.band, total.treatment.band);
+        assert!(total.reference.flaky > 0);
+    }
+
+    #[test]
+    fn bands_span_per_repeat_rates() {
+        // Baseline passes 2, 3, 1 of 4 samples in repeats 0, 1, 2.
+        let passing_per_repeat = [2, 3, 1];
+        let outcomes = runs("c", 4, 3, |s, r, arm| match arm {
+            Arm::Baseline => s < passing_per_repeat[r as usize],
+            _ => true,
+        });
+        let c = &wording(&outcomes).categories[0];
+        assert_eq!(
+            c.reference.band,
+            Some(Band {
+                min: 0.25,
+                max: 0.75
+            })
+        );
+        assert!(close(c.reference.rate.unwrap(), 0.5, 1e-12));
+        assert_eq!(c.treatment.band, Some(Band { min: 1.0, max: 1.0 }));
+        let shape = |a: &ArmSummary| (a.always_pass, a.always_fail, a.flaky);
+        assert_eq!(shape(&c.reference), (1, 1, 2));
+        assert_eq!(shape(&c.treatment), (4, 0, 0));
+    }
+
+    #[test]
+    fn gapped_and_unpaired_runs_are_excluded_and_counted() {
+        let mut outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant);
+        // Gap on the variant side of two pairs: those pairs leave the rates and the test.
+        for o in outcomes
+            .iter_mut()
+            .filter(|o| o.arm == Arm::Variant)
+            .take(2)
+        {
+            o.gapped = true;
+        }
+        outcomes.push(outcome("lonely", "c", Arm::Baseline, 0, true));
+        let c = &wording(&outcomes).categories[0];
+        assert_eq!((c.gapped_pairs, c.unpaired_runs), (2, 1));
+        assert_eq!((c.pairs, c.samples), (8, 8));
+        assert_eq!(c.treatment.rate, Some(1.0));
+        assert_eq!(c.p_value, 2.0 / 256.0);
+    }
+
+    #[test]
+    fn a_fully_gapped_category_has_no_data() {
+        let mut outcomes = runs("gappy", 3, 1, |_, _, _| true);
+        outcomes.iter_mut().for_each(|o| o.gapped = true);
+        outcomes.extend(runs("fine", 3, 1, |_, _, _| true));
+        let comparison = wording(&outcomes);
+        let gappy = row(&comparison, "gappy");
+        assert_eq!(gappy.verdict, Verdict::NoData);
+        assert_eq!((gappy.reference.rate, gappy.gapped_pairs), (None, 3));
+        assert_eq!(comparison.total.gapped_pairs, 3);
+        assert_eq!(comparison.total.pairs, 3);
+        // Only the category with data counts in Holm's family.
+        assert_eq!(row(&comparison, "fine").level, ALPHA);
+    }
+
+    #[test]
+    fn errored_runs_count_as_failures() {
+        let mut outcomes = runs("c", 2, 1, |_, _, _| true);
+        outcomes[1].errored = true; // sample 0, variant
+        let c = &wording(&outcomes).categories[0];
+        assert_eq!(c.treatment.rate, Some(0.5));
+        assert_eq!(c.treatment.errored, 1);
+    }
+
+    #[test]
+    fn laws_get_rows_over_the_runs_they_applied_to() {
+        // law-a applies everywhere; law-b only in category b, where the variant breaks it in
+        // every one of 8 samples.
+        let mut outcomes = runs("a", 8, 1, |_, _, _| true);
+        let mut b = runs("b", 8, 1, |_, _, arm| arm == Arm::Baseline);
+        for o in &mut b {
+            o.applied_laws = vec!["law-a".into(), "law-b".into()];
+            o.failed_laws = if o.passed {
+                vec![]
+            } else {
+                vec!["law-b".into()]
+            };
+        }
+        outcomes.extend(b);
+        let comparison = wording(&outcomes);
+        let names: Vec<&str> = comparison.laws.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["law-a", "law-b"]);
+        let (law_a, law_b) = (&comparison.laws[0], &comparison.laws[1]);
+        assert_eq!((law_a.samples, law_b.samples), (16, 8));
+        assert_eq!(law_a.delta, Some(0.0));
+        assert_eq!(law_b.delta, Some(-1.0));
+        assert_eq!(
+            (law_b.reference.rate, law_b.treatment.rate),
+            (Some(1.0), Some(0.0))
+        );
+        // Two laws tested: Holm doubles the smaller p; 2/256 × 2.
+        assert!(close(law_b.p_adjusted, 4.0 / 256.0, 1e-12));
+        assert_eq!(law_b.verdict, Verdict::Worse);
+        assert_eq!(
+            comparison.law_failures,
+            vec![LawFailures {
+                law: "law-b".into(),
+                reference: 0,
+                treatment: 8
+            }]
+        );
+    }
+
+    #[test]
+    fn old_journals_without_applied_laws_have_no_law_rows() {
+        let mut outcomes = runs("c", 4, 1, |_, _, _| true);
+        outcomes.iter_mut().for_each(|o| o.applied_laws.clear());
+        assert!(wording(&outcomes).laws.is_empty());
+    }
+
+    #[test]
+    fn control_outcomes_add_the_skill_effect() {
+        let mut outcomes = runs("c", 10, 1, |_, _, _| true);
+        assert_eq!(summarize(&outcomes).unwrap().skill_effect, None);
+        for s in 0..10 {
+            outcomes.push(outcome(&format!("c-{s}"), "c", Arm::Control, 0, false));
+        }
+        let summary = summarize(&outcomes).unwrap();
+        let skill = summary.skill_effect.unwrap();
+        assert_eq!(
+            (skill.reference, skill.treatment),
+            (Arm::Control, Arm::Baseline)
+        );
+        assert_eq!(skill.total.delta, Some(1.0));
+        assert!(skill.any_change());
+        assert!(!summary.wording.any_change());
+    }
+
+    #[test]
+    fn flaky_samples_are_listed_per_arm() {
+        let outcomes = runs("c", 2, 2, |s, r, arm| {
+            let variant_slip = arm == Arm::Variant && s == 1 && r == 0;
+            let baseline_slip = arm == Arm::Baseline && s == 0 && r == 1;
+            !(variant_slip || baseline_slip)
+        });
+        let summary = summarize(&outcomes).unwrap();
+        let flaky: Vec<(&str, Arm)> = summary
+            .flaky_samples
+            .iter()
+            .map(|f| (f.sample_id.as_str(), f.arm))
+            .collect();
+        assert_eq!(flaky, vec![("c-0", Arm::Baseline), ("c-1", Arm::Variant)]);
+    }
+
+    #[test]
+    fn duplicates_and_category_clashes_are_refused() {
+        let twice = vec![
+            outcome("s", "c", Arm::Baseline, 0, true),
+            outcome("s", "c", Arm::Baseline, 0, false),
+        ];
+        assert!(matches!(
+            summarize(&twice),
+            Err(StatsError::Duplicate { .. })
+        ));
+        let clash = vec![
+            outcome("s", "c", Arm::Baseline, 0, true),
+            outcome("s", "d", Arm::Variant, 0, true),
+        ];
+        assert!(matches!(
+            summarize(&clash),
+            Err(StatsError::CategoryClash { .. })
+        ));
+    }
+
+    #[test]
+    fn outcomes_deserialize_with_defaults() {
+        let o: Outcome = serde_json::from_str(
+            r#"{"sample_id":"s","category":"c","arm":"control","repeat":2,"passed":true}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (o.arm, o.repeat, o.gapped, o.errored, o.applied_laws.len()),
+            (Arm::Control, 2, false, false, 0)
+        );
+    }
+}
