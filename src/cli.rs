@@ -177,6 +177,7 @@ pub enum Command {
     Run(RunArgs),
     /// Judge a pack's hand-labelled cases (judge-cases.jsonl) with its laws, print every
     /// disagreement, and check that every corpus sample has a reply that passes
+    #[command(after_long_help = CHECK_EXAMPLES)]
     Check {
         /// Pack name (packs/NAME) or path
         #[arg(long)]
@@ -194,6 +195,10 @@ const GENERATE_EXAMPLES: &str = "Examples:
   skilleval generate --prompt \"Name three rivers.\"
   skilleval generate --prompt \"Name three rivers.\" --model smollm2 --json
   skilleval generate --raw --prompt \"The capital of France is\" --max-tokens 8 > out.txt";
+
+const CHECK_EXAMPLES: &str = "Examples:
+  skilleval check --pack weather
+  skilleval check --pack path/to/my-pack     # a pack folder holding pack.toml and judge-cases.jsonl";
 
 const RUN_EXAMPLES: &str = "Examples:
   skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
