@@ -234,7 +234,8 @@ fn a_parallel_run_judges_what_a_sequential_run_judges() {
         backend.most_in_flight.load(Ordering::SeqCst) > 1,
         "units overlapped"
     );
-    let units = 2 * 3 * mini_pack().corpus(None).unwrap().len();
+    // Three arms (control, baseline, variant) × three repeats × the samples.
+    let units = 3 * 3 * mini_pack().corpus(None).unwrap().len();
     assert_eq!(parallel.entries.len(), units);
     let called = |e: &JournalEntry| e.transcript.rounds.iter().any(|r| !r.calls.is_empty());
     assert!(
