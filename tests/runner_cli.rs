@@ -142,7 +142,8 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
     );
 
     let entries = journal::read(&dir.join("journal.jsonl")).unwrap();
-    assert_eq!(entries.len(), 2 * 3);
+    // Three arms (control, baseline, variant) × three samples.
+    assert_eq!(entries.len(), 3 * 3);
     for entry in &entries {
         let t = &entry.transcript;
         assert!(!t.rounds.is_empty(), "{}: no round", entry.sample_id);

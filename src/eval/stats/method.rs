@@ -68,8 +68,11 @@ impl Interval {
 
 /// Percentile bootstrap interval for the mean of all values, resampling each stratum's values
 /// with replacement within that stratum (one stratum: the plain paired bootstrap). The mean is
-/// over all values, so each stratum weighs by its size, as in the point estimate.
-/// `None` when there are no values.
+/// over all values, so each stratum weighs by its size, as in the point estimate. Resampling n
+/// values from n understates the variance of their mean by (n − 1)/n, which matters with the
+/// few samples a category may have; each stratum's resampled mean is therefore spread around its
+/// own mean by √(n/(n − 1)) (Rao and Wu's rescaled bootstrap). Strata of a single value are
+/// pooled into one, since one value has no spread to resample. `None` when there are no values.
 pub fn bootstrap_mean_interval(
     strata: &[Vec<f64>],
     resamples: usize,
@@ -80,14 +83,33 @@ pub fn bootstrap_mean_interval(
     if total == 0 || resamples == 0 {
         return None;
     }
+    let singletons: Vec<f64> = strata
+        .iter()
+        .filter(|s| s.len() == 1)
+        .map(|s| s[0])
+        .collect();
+    let mut pooled: Vec<&[f64]> = strata
+        .iter()
+        .filter(|s| s.len() > 1)
+        .map(Vec::as_slice)
+        .collect();
+    if !singletons.is_empty() {
+        pooled.push(&singletons);
+    }
     let mut rng = Rng::new(seed);
     let mut means: Vec<f64> = (0..resamples)
         .map(|_| {
             let mut sum = 0.0;
-            for stratum in strata.iter().filter(|s| !s.is_empty()) {
-                for _ in 0..stratum.len() {
-                    sum += stratum[rng.below(stratum.len())];
-                }
+            for stratum in &pooled {
+                let n = stratum.len();
+                let mean = stratum.iter().sum::<f64>() / n as f64;
+                let drawn = (0..n).map(|_| stratum[rng.below(n)]).sum::<f64>() / n as f64;
+                let spread = if n > 1 {
+                    (n as f64 / (n as f64 - 1.0)).sqrt()
+                } else {
+                    0.0
+                };
+                sum += n as f64 * (mean + spread * (drawn - mean));
             }
             sum / total as f64
         })
@@ -522,8 +544,23 @@ mod tests {
             bootstrap_mean_interval(&[coin], 4000, 0.95, 2)
         );
         // Strata keep their sizes: a stratum of all 1 and one of all 0 never mix.
-        let fixed = bootstrap_mean_interval(&[vec![1.0; 3], vec![0.0; 1]], 100, 0.95, 3).unwrap();
-        assert_eq!((fixed.low, fixed.high), (0.75, 0.75));
+        let fixed = bootstrap_mean_interval(&[vec![1.0; 3], vec![0.0; 2]], 100, 0.95, 3).unwrap();
+        assert!((fixed.low - 0.6).abs() < 1e-12 && (fixed.high - 0.6).abs() < 1e-12);
+        // Two values {0, 1}: plain resampling gives the mean a variance of 1/8, the rescaled
+        // one 1/4, the variance of the mean of two draws from {0, 1}: the interval reaches
+        // 0.5 ± √2 × 0.5 = [−0.21, 1.21] at its extremes (resampled means 0 and 1).
+        let pair = bootstrap_mean_interval(&[vec![0.0, 1.0]], 1000, 0.95, 4).unwrap();
+        assert!(
+            (pair.low - (0.5 - 0.5 * 2f64.sqrt())).abs() < 1e-9,
+            "{pair:?}"
+        );
+        assert!(
+            (pair.high - (0.5 + 0.5 * 2f64.sqrt())).abs() < 1e-9,
+            "{pair:?}"
+        );
+        // Single-value strata are pooled, so they do vary.
+        let singles = bootstrap_mean_interval(&[vec![0.0], vec![1.0]], 1000, 0.95, 5).unwrap();
+        assert!(singles.low < 0.0 && singles.high > 1.0, "{singles:?}");
         assert_eq!(bootstrap_mean_interval(&[vec![]], 100, 0.95, 3), None);
     }
 

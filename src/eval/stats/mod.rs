@@ -23,7 +23,10 @@
 //! **Interval:** a 95% percentile bootstrap interval of Δ from [`BOOTSTRAP_RESAMPLES`]
 //! resamples of samples with replacement (the pairing is kept: a sample's d moves as one).
 //! The total and the per-law rows resample within categories (stratified), so that each
-//! category keeps its size. The seed comes from the comparison's and the row's names: the same
+//! category keeps its size. Each stratum's resampled mean is spread by √(n/(n − 1)) around its
+//! mean (Rao and Wu's rescaling: resampling n from n understates the variance by (n − 1)/n),
+//! and categories of a single sample are pooled into one stratum; the interval is clipped to
+//! ±1, the widest a difference of pass rates can be. The seed comes from the comparison's and the row's names: the same
 //! outcomes always give the same interval.
 //!
 //! **p:** the two-sided sign-flip permutation test of "d is symmetric around 0": the share of
@@ -578,7 +581,12 @@ fn raw_row(
         .collect();
 
     let delta = (n > 0).then(|| differences.iter().sum::<f64>() / n as f64);
-    let interval = method::bootstrap_mean_interval(&strata, BOOTSTRAP_RESAMPLES, CONFIDENCE, seed);
+    // The rescaled bootstrap can reach past what a difference of pass rates can be.
+    let interval = method::bootstrap_mean_interval(&strata, BOOTSTRAP_RESAMPLES, CONFIDENCE, seed)
+        .map(|i| Interval {
+            low: i.low.max(-1.0),
+            high: i.high.min(1.0),
+        });
     let p_value = method::sign_flip_p(&numerators, seed);
 
     // Variance of d, pooled within categories.
