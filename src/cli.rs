@@ -51,7 +51,8 @@ pub struct ModelArgs {
     /// cache by scripts/setup.sh (default: $SKILLEVAL_MODEL, else the default of models.tsv)
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Chat format, when the model's metadata does not make it clear
+    /// Chat format instead of the one the model's metadata gives (and, for `run`, the pack's
+    /// `chat_format`): gemma, chatml, llama3 or transcript
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
     /// Context length in tokens
@@ -67,7 +68,8 @@ pub struct ModelArgs {
 }
 
 fn parse_family(s: &str) -> Result<Family, String> {
-    Family::parse(s).ok_or_else(|| format!("unknown family {s:?}: use gemma, chatml or llama3"))
+    Family::parse(s)
+        .ok_or_else(|| format!("unknown family {s:?}: use gemma, chatml, llama3 or transcript"))
 }
 
 impl ModelArgs {
@@ -619,7 +621,12 @@ fn score_bench(args: BenchScoreArgs) -> anyhow::Result<u8> {
 }
 
 fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
-    let pack = Pack::load(&args.pack)?;
+    let mut pack = Pack::load(&args.pack)?;
+    // The model's chat format comes from its metadata; a pack's `chat_format` insists on
+    // another, and `--family` on the command line overrides both.
+    if args.model.family.is_some() {
+        pack.chat_format = None;
+    }
     let mut opts = RunOptions::new(pack);
     opts.variant = args.variant;
     opts.skills_dir = args.skills_dir;

@@ -63,28 +63,34 @@ fn a_truncated_gguf_is_named() {
 
 #[test]
 fn an_unknown_family_is_named() {
-    // A well-formed GGUF whose architecture no family claims.
+    // A well-formed GGUF of a chat-tuned model without a chat template, whose architecture no
+    // family claims (one without a template and not tuned to chat is a base model: transcript).
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mystery.gguf");
-    std::fs::write(&path, minimal_gguf("mystery")).unwrap();
+    std::fs::write(&path, minimal_gguf("mystery", "Mystery 1B Chat")).unwrap();
     let (code, stderr) = generate_with(&path);
     assert_eq!(code, 1);
     assert_one_line(&stderr, &path, "unknown model family");
     assert!(stderr.contains("mystery"), "{stderr}");
 }
 
-/// A GGUF v3 file with one metadata key (`general.architecture`) and no tensors.
-fn minimal_gguf(architecture: &str) -> Vec<u8> {
+/// A GGUF v3 file with two metadata keys (`general.architecture`, `general.name`) and no
+/// tensors.
+fn minimal_gguf(architecture: &str, name: &str) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(b"GGUF");
     out.extend_from_slice(&3u32.to_le_bytes());
     out.extend_from_slice(&0u64.to_le_bytes()); // tensors
-    out.extend_from_slice(&1u64.to_le_bytes()); // metadata pairs
-    let key = b"general.architecture";
-    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
-    out.extend_from_slice(key);
-    out.extend_from_slice(&8u32.to_le_bytes()); // string
-    out.extend_from_slice(&(architecture.len() as u64).to_le_bytes());
-    out.extend_from_slice(architecture.as_bytes());
+    out.extend_from_slice(&2u64.to_le_bytes()); // metadata pairs
+    for (key, value) in [
+        ("general.architecture", architecture),
+        ("general.name", name),
+    ] {
+        out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(&8u32.to_le_bytes()); // string
+        out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+        out.extend_from_slice(value.as_bytes());
+    }
     out
 }

@@ -341,8 +341,9 @@ fn a_reference_of_a_loaded_skill_is_read_on_demand_and_nothing_else_is() {
         .preload("clock")
         .run(vec![requests.join("\n"), "Done.".into()]);
 
-    assert!(backend.prompts[0]
-        .contains("References (load_skill_reference with skill=\"clock\" and name=...): zones"));
+    assert!(backend.prompts[0].contains(
+        "References: call load_skill_reference with skill=\"clock\" and one of these names: zones"
+    ));
     let calls = &t.rounds[0].calls;
     assert_eq!(calls.len(), requests.len());
     for found in &calls[..2] {
@@ -862,25 +863,25 @@ fn every_family_reads_the_call_format_its_prompt_teaches() {
             Family::Gemma,
             None,
             call("current_time", &[]),
-            "<function=TOOL_NAME>",
+            "<function=load_skill>\n<parameter=name>\nclock\n</parameter>",
         ),
         (
             Family::ChatMl,
             None,
             json_call.to_string(),
-            "<tool_call>\n{\"name\": \"TOOL_NAME\"",
+            "<tool_call>\n{\"name\": \"load_skill\", \"arguments\": {\"name\": \"clock\"}}",
         ),
         (
             Family::Llama3,
             None,
             call("current_time", &[]),
-            "<function=TOOL_NAME>",
+            "<function=load_skill>\n<parameter=name>\nclock\n</parameter>",
         ),
         (
             Family::Gemma,
             Some(CallFormat::PythonList),
             "[current_time()]".to_string(),
-            "[TOOL_NAME(ARGUMENT_NAME=value)",
+            "[load_skill(name=\"clock\")]",
         ),
     ];
     for (family, format, reply, taught) in cases {
@@ -940,4 +941,106 @@ fn the_first_round_prompt_of_each_family_is_stable() {
             &backend.prompts[0]
         );
     }
+}
+
+/// Words a small model copies into its calls as if they were names or values.
+const PLACEHOLDERS: [&str; 6] = [
+    "TOOL_NAME",
+    "ARGUMENT_NAME",
+    "OTHER_TOOL",
+    "example_tool",
+    "\nvalue\n",
+    "…",
+];
+
+#[test]
+fn no_prompt_or_re_ask_holds_a_placeholder() {
+    let formats = [
+        None,
+        Some(CallFormat::Markup),
+        Some(CallFormat::JsonTag),
+        Some(CallFormat::PythonList),
+    ];
+    for family in Family::ALL {
+        for format in formats {
+            for preload in [&[][..], &["clock"][..], &["clock", "notes"][..]] {
+                let mut setup = Setup::new();
+                setup.family = family;
+                setup.format = format;
+                for skill in preload {
+                    setup = setup.preload(skill);
+                }
+                // A described call draws the re-ask, whose text the second prompt holds.
+                let (t, backend) =
+                    setup.run(vec!["I will call current_time now.".into(), "Noon.".into()]);
+                assert!(t.rounds[0].reask.is_some(), "{family:?} {format:?}");
+                for prompt in &backend.prompts {
+                    for placeholder in PLACEHOLDERS {
+                        assert!(
+                            !prompt.contains(placeholder),
+                            "{family:?} {format:?} {preload:?}: {placeholder:?} in\n{prompt}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The clock skill with one worked example in its body.
+fn clock_with_an_example() -> SkillTree {
+    let body = "Call city_time for the time in a city.\n\n```example\nUser: time in Oslo?\nAssistant: <function=city_time>\n<parameter=city>\nOslo\n</parameter>\n</function>\nTool: It is 09:10 in Oslo.\nAssistant: It is 09:10 in Oslo.\n```\n";
+    skills()
+        .with_overlay("clock", body, Path::new("clock-example.md"))
+        .expect("the overlay reads")
+}
+
+#[test]
+fn a_loaded_skill_s_examples_come_as_earlier_turns_in_the_run_s_syntax() {
+    let mut setup = Setup::new().preload("clock");
+    setup.skills = clock_with_an_example();
+    setup.family = Family::Transcript;
+    let (_, backend) = setup.run(vec!["Noon.".into()]);
+    let prompt = &backend.prompts[0];
+    let turns = "User: time in Oslo?\nAssistant: <function=city_time>\n<parameter=city>\nOslo\n</parameter>\n</function>\nTool: city_time returned:\nIt is 09:10 in Oslo.\nAssistant: It is 09:10 in Oslo.\nUser: What time is it?\nAssistant:";
+    assert!(prompt.ends_with(turns), "{prompt}");
+    assert!(
+        prompt.contains("# Skill: clock\nCall city_time for the time in a city.\n\nReferences"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("```"), "{prompt}");
+    // The syntax is shown with the example's real call.
+    assert!(
+        prompt.contains("A call to city_time:\n<function=city_time>\n<parameter=city>\nOslo\n"),
+        "{prompt}"
+    );
+
+    setup.family = Family::ChatMl;
+    let (_, backend) = setup.run(vec!["Noon.".into()]);
+    let prompt = &backend.prompts[0];
+    assert!(prompt.contains("<|im_start|>user\ntime in Oslo?<|im_end|>\n<|im_start|>assistant\n<tool_call>\n{\"name\": \"city_time\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call><|im_end|>\n<|im_start|>tool\ncity_time returned:\nIt is 09:10 in Oslo.<|im_end|>"), "{prompt}");
+}
+
+#[test]
+fn examples_of_a_skill_not_loaded_are_not_shown() {
+    let mut setup = Setup::new();
+    setup.skills = clock_with_an_example();
+    let (_, backend) = setup.run(vec!["Noon.".into()]);
+    assert!(!backend.prompts[0].contains("Oslo"));
+}
+
+#[test]
+fn a_skill_whose_example_does_not_read_is_refused_with_the_file() {
+    let error = skills()
+        .with_overlay(
+            "clock",
+            "```example\nAssistant: hi\n```",
+            Path::new("broken.md"),
+        )
+        .unwrap_err();
+    let text = format!("{error:#}");
+    assert!(
+        text.contains("broken.md") && text.contains("example block 1"),
+        "{text}"
+    );
 }

@@ -9,9 +9,10 @@ use skilleval::harness::backend::{Backend, FinishReason};
 use skilleval::harness::template::Family;
 
 #[test]
-fn loads_as_gemma_with_threads_per_core() {
+fn loads_as_a_base_model_spoken_to_in_a_transcript_with_threads_per_core() {
+    // Gemma 3 270M base has no chat template: it never learned Gemma's turns.
     let backend = common::backend();
-    assert_eq!(backend.family(), Family::Gemma);
+    assert_eq!(backend.family(), Family::Transcript);
     let info = backend.info();
     assert_eq!(info.architecture.as_deref(), Some("gemma3"));
     assert_eq!(
@@ -124,4 +125,46 @@ fn max_tokens_and_stop_strings_end_generation() {
         g.finish
     );
     assert!(!g.text.contains(','));
+}
+
+/// An instruct model ends its reply with an end-of-generation token: the batched engine keeps
+/// the text before it, as the one-sequence backend does (it used to answer with nothing).
+#[test]
+fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
+    use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
+    use skilleval::harness::backend::GenRequest;
+    use skilleval::harness::template::{render, Message};
+
+    let mut options = LlamaOptions::new(common::smol_model_path());
+    options.n_ctx = 1024;
+    let request = |seed| GenRequest {
+        prompt: render(
+            Family::ChatMl,
+            &[Message::user("What is the capital of France?")],
+        ),
+        max_tokens: 48,
+        stop: Family::ChatMl
+            .end_of_turn()
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        sampling: skilleval::harness::backend::Sampling {
+            temperature: 0.0,
+            seed,
+            ..Default::default()
+        },
+    };
+    let engine =
+        BatchedEngine::start(&BatchedOptions::new(options.clone(), 2)).expect("the engine starts");
+    let mut handle = engine.handle();
+    assert_eq!(handle.family(), Family::ChatMl);
+    let batched = handle.generate(&request(1)).unwrap();
+    assert_eq!(batched.finish, FinishReason::Eos, "{batched:?}");
+    assert!(batched.text.contains("Paris"), "{batched:?}");
+    drop(handle);
+    drop(engine);
+    let mut single = LlamaBackend::load(&options).unwrap();
+    let alone = single.generate(&request(1)).unwrap();
+    assert_eq!(alone.finish, FinishReason::Eos, "{alone:?}");
+    assert!(alone.text.contains("Paris"), "{alone:?}");
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::backend::{Backend, FinishReason, GenRequest, Sampling};
+use super::examples;
 use super::prompt::{self, SystemPrompt, LOAD_SKILL, LOAD_SKILL_REFERENCE};
 use super::skills::SkillTree;
 use super::template::{render, Message};
@@ -112,16 +113,19 @@ impl Loop<'_, '_> {
         })
     }
 
-    fn system_text(&self) -> String {
+    /// The system text, then the loaded skills' worked examples as earlier turns.
+    fn opening(&self) -> Vec<Message> {
         let tools = self.visible_tools();
-        SystemPrompt {
+        let prompt = SystemPrompt {
             instructions: self.request.instructions,
             format: self.format,
             skills: self.request.skills,
             loaded: &self.loaded,
             tools: &tools,
-        }
-        .render()
+        };
+        let mut messages = vec![Message::system(prompt.render())];
+        messages.extend(prompt.example_turns());
+        messages
     }
 
     fn callable_names(&self) -> Vec<String> {
@@ -150,7 +154,7 @@ impl Loop<'_, '_> {
                 if !self.loaded.iter().any(|l| l == name) {
                     self.loaded.push(name.to_string());
                 }
-                ToolOutput::ok(format!("Skill {name} loaded.\n\n{}", skill.body))
+                ToolOutput::ok(format!("Skill {name} loaded.\n\n{}", skill.instructions()))
             }
             None => ToolOutput::error(format!(
                 "No skill named {name:?}. Skills: {}.",
@@ -341,7 +345,7 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
         if left == 0 {
             break StopReason::TokenBudget;
         }
-        let mut messages = vec![Message::system(state.system_text())];
+        let mut messages = state.opening();
         messages.extend(history.iter().cloned());
         let gen_request = GenRequest {
             prompt: render(family, &messages),
@@ -395,7 +399,12 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
                 .collect();
             if reasks < request.budgets.max_reasks {
                 if let Some(tool) = describe::describes_call(&generation.text, &tool_params) {
-                    let message = describe::reask_message(&tool, format);
+                    let parameters = tool_params
+                        .iter()
+                        .find(|(name, _)| *name == tool)
+                        .map(|(_, parameters)| parameters.clone())
+                        .unwrap_or_default();
+                    let message = describe::reask_message(&tool, &parameters, format);
                     history.push(Message::user(message.clone()));
                     round.reask = Some(message);
                     reasks += 1;
@@ -413,7 +422,7 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
             };
         }
         for call in &round.calls {
-            let shown = format!("{} returned:\n{}", call.name, call.result);
+            let shown = examples::tool_result_text(&call.name, &call.result);
             history.push(Message::tool(shown));
         }
         rounds.push(round);

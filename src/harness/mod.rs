@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod backend;
+pub mod examples;
 pub mod prompt;
 pub mod skills;
 pub mod template;

@@ -1,9 +1,12 @@
 //! The system text the model sees: instructions, call syntax, skill index, loaded skills, tools.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use super::examples::{self, Exchange};
 use super::skills::SkillTree;
-use super::toolcall::{render, CallFormat};
+use super::template::Message;
+use super::toolcall::render::{self, ShownCall};
+use super::toolcall::CallFormat;
 use super::tools::ToolDef;
 
 pub const LOAD_SKILL: &str = "load_skill";
@@ -61,17 +64,125 @@ pub struct SystemPrompt<'a> {
     pub tools: &'a [&'a ToolDef],
 }
 
+/// A value for a parameter from its schema (`examples`, `default`, `enum`, `const`), if any.
+fn schema_value(schema: &Value) -> Option<Value> {
+    schema["examples"]
+        .get(0)
+        .or_else(|| schema.get("default"))
+        .or_else(|| schema["enum"].get(0))
+        .or_else(|| schema.get("const"))
+        .filter(|v| !v.is_null())
+        .cloned()
+}
+
+/// One tool as the model is offered it.
+struct Offered {
+    name: String,
+    description: String,
+    parameters: Value,
+    /// Real values for the call syntax's example, when known.
+    arguments: Option<Map<String, Value>>,
+}
+
+impl Offered {
+    fn parameter_names(&self) -> Vec<String> {
+        self.parameters["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Values for every required parameter from the schema, else none.
+    fn schema_arguments(parameters: &Value) -> Option<Map<String, Value>> {
+        let required = parameters["required"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let mut arguments = Map::new();
+        for key in required.iter().filter_map(Value::as_str) {
+            arguments.insert(
+                key.to_string(),
+                schema_value(&parameters["properties"][key])?,
+            );
+        }
+        Some(arguments)
+    }
+}
+
 impl SystemPrompt<'_> {
+    fn loaded_skills(&self) -> impl Iterator<Item = &super::skills::Skill> {
+        self.loaded.iter().filter_map(|name| self.skills.get(name))
+    }
+
+    /// The tools offered now, with the built-ins, in the order the prompt lists them.
+    fn offered(&self) -> Vec<Offered> {
+        let examples: Vec<Exchange> = self.loaded_skills().flat_map(|s| s.examples()).collect();
+        let mut offered: Vec<Offered> = self
+            .tools
+            .iter()
+            .map(|t| Offered {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: t.parameters.clone(),
+                arguments: examples::first_call_to(&examples, &t.name)
+                    .map(|call| call.arguments.clone())
+                    .or_else(|| Offered::schema_arguments(&t.parameters)),
+            })
+            .collect();
+        let unloaded = self
+            .skills
+            .iter()
+            .find(|s| !self.loaded.iter().any(|l| l == s.name()));
+        if let Some(skill) = unloaded {
+            let mut arguments = Map::new();
+            arguments.insert("name".into(), Value::from(skill.name()));
+            offered.push(Offered {
+                name: LOAD_SKILL.into(),
+                description: "Load a skill's instructions and tools.".into(),
+                parameters: load_skill_schema(),
+                arguments: Some(arguments),
+            });
+        }
+        let with_references = self
+            .loaded_skills()
+            .find_map(|s| Some((s.name().to_string(), s.reference_names().first()?.clone())));
+        if let Some((skill, reference)) = with_references {
+            let mut arguments = Map::new();
+            arguments.insert("skill".into(), Value::from(skill));
+            arguments.insert("name".into(), Value::from(reference));
+            offered.push(Offered {
+                name: LOAD_SKILL_REFERENCE.into(),
+                description: "Load one reference document of a loaded skill.".into(),
+                parameters: load_reference_schema(),
+                arguments: Some(arguments),
+            });
+        }
+        offered
+    }
+
     pub fn render(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
         if !self.instructions.trim().is_empty() {
             parts.push(self.instructions.trim().to_string());
         }
         let has_skills = self.skills.iter().next().is_some();
-        if !self.tools.is_empty() || has_skills {
+        let offered = self.offered();
+        // The syntax is shown with the first tool that has real values for some arguments,
+        // else one that needs none, else spelled out.
+        if let Some(first) = offered.first() {
+            let shown = offered
+                .iter()
+                .find(|o| o.arguments.as_ref().is_some_and(|a| !a.is_empty()))
+                .or_else(|| offered.iter().find(|o| o.arguments.is_some()))
+                .unwrap_or(first);
+            let call = ShownCall {
+                tool: &shown.name,
+                parameters: shown.parameter_names(),
+                arguments: shown.arguments.clone(),
+            };
             parts.push(format!(
                 "# Calling tools\n{}",
-                render::format_instructions(self.format).trim()
+                render::format_instructions(self.format, &call).trim()
             ));
         }
         if has_skills {
@@ -90,52 +201,34 @@ impl SystemPrompt<'_> {
             }
             parts.push(index.trim_end().to_string());
         }
-        for name in self.loaded {
-            if let Some(skill) = self.skills.get(name) {
-                let mut text = format!("# Skill: {}\n{}", skill.name(), skill.body.trim());
-                let refs = skill.reference_names();
-                if !refs.is_empty() {
-                    text.push_str(&format!(
-                        "\n\nReferences ({LOAD_SKILL_REFERENCE} with skill=\"{}\" and name=...): {}",
-                        skill.name(),
-                        refs.join(", ")
-                    ));
-                }
-                parts.push(text);
+        for skill in self.loaded_skills() {
+            let mut text = format!("# Skill: {}\n{}", skill.name(), skill.instructions());
+            let refs = skill.reference_names();
+            if !refs.is_empty() {
+                text.push_str(&format!(
+                    "\n\nReferences: call {LOAD_SKILL_REFERENCE} with skill=\"{}\" and one of these names: {}",
+                    skill.name(),
+                    refs.join(", ")
+                ));
             }
+            parts.push(text.trim_end().to_string());
         }
-        let mut tools: Vec<String> = self
-            .tools
+        let tools: Vec<String> = offered
             .iter()
             .map(|t| describe_tool(&t.name, &t.description, &t.parameters))
             .collect();
-        if has_skills
-            && self
-                .skills
-                .iter()
-                .any(|s| !self.loaded.iter().any(|l| l == s.name()))
-        {
-            tools.push(describe_tool(
-                LOAD_SKILL,
-                "Load a skill's instructions and tools.",
-                &load_skill_schema(),
-            ));
-        }
-        if self.loaded.iter().any(|l| {
-            self.skills
-                .get(l)
-                .is_some_and(|s| !s.reference_names().is_empty())
-        }) {
-            tools.push(describe_tool(
-                LOAD_SKILL_REFERENCE,
-                "Load one reference document of a loaded skill.",
-                &load_reference_schema(),
-            ));
-        }
         if !tools.is_empty() {
             parts.push(format!("# Tools\n{}", tools.join("\n")));
         }
         parts.join("\n\n")
+    }
+
+    /// The loaded skills' worked examples as earlier turns, calls in this prompt's syntax.
+    pub fn example_turns(&self) -> Vec<Message> {
+        self.loaded_skills()
+            .flat_map(|s| s.examples())
+            .flat_map(|e| examples::to_messages(&e, self.format))
+            .collect()
     }
 }
 
@@ -247,7 +340,7 @@ mod tests {
         let text = render(&skills, &["clock"], &[]);
         assert!(text.contains(&offered));
         assert!(text.contains(&format!(
-            "References ({LOAD_SKILL_REFERENCE} with skill=\"clock\" and name=...): zones"
+            "References: call {LOAD_SKILL_REFERENCE} with skill=\"clock\" and one of these names: zones"
         )));
     }
 }

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context as _};
 use serde::{Deserialize, Serialize};
 
+use super::examples::{self, Exchange};
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkillMeta {
@@ -35,6 +37,17 @@ pub struct Skill {
 impl Skill {
     pub fn name(&self) -> &str {
         &self.meta.name
+    }
+
+    /// The body without its worked examples: what the system text shows.
+    pub fn instructions(&self) -> String {
+        examples::strip(&self.body)
+    }
+
+    /// The body's worked examples (```` ```example ```` blocks), shown as earlier turns once the
+    /// skill is loaded. A body's examples are checked when it is read, so none are lost here.
+    pub fn examples(&self) -> Vec<Exchange> {
+        examples::parse(&self.body).unwrap_or_default()
     }
 
     /// Names of the reference documents, without the `.md` ending.
@@ -101,7 +114,14 @@ pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, S
     if meta.description.trim().is_empty() {
         bail!("{shown}: front matter field `description` is empty");
     }
-    Ok((meta, body.trim().to_string()))
+    let body = checked_body(body, source)?;
+    Ok((meta, body))
+}
+
+/// The body, trimmed, once its worked examples read cleanly.
+fn checked_body(body: &str, source: &Path) -> anyhow::Result<String> {
+    examples::parse(body).map_err(|e| anyhow!("{}: {e:#}", source.display()))?;
+    Ok(body.trim().to_string())
 }
 
 /// Skills by name.
@@ -212,7 +232,7 @@ impl SkillTree {
                 )
             })?;
             Skill {
-                body: text.trim().to_string(),
+                body: checked_body(text, source)?,
                 source: source.to_path_buf(),
                 ..base.clone()
             }

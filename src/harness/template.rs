@@ -46,8 +46,10 @@ impl Family {
         }
     }
 
-    /// Recognises the family from GGUF metadata: the embedded chat template when there is one,
-    /// otherwise `general.architecture` and `general.name`.
+    /// Recognises the chat format from GGUF metadata: the embedded chat template when there is
+    /// one. A model without a template whose name does not say it was tuned to chat
+    /// (`instruct`, `-it`, `chat`) is a base model, spoken to in a plain transcript. Otherwise
+    /// `general.architecture` and `general.name` decide.
     pub fn detect(
         architecture: &str,
         model_name: &str,
@@ -66,6 +68,15 @@ impl Family {
         }
         let arch = architecture.to_ascii_lowercase();
         let name = model_name.to_ascii_lowercase();
+        let tuned_to_chat = name.contains("instruct")
+            || name.contains("chat")
+            || name.ends_with("-it")
+            || name.ends_with(" it")
+            || name.contains("-it-")
+            || name.contains(" it ");
+        if chat_template.is_none() && !tuned_to_chat {
+            return Some(Family::Transcript);
+        }
         if arch.starts_with("gemma") || name.contains("gemma") {
             Some(Family::Gemma)
         } else if arch.starts_with("qwen") || name.contains("qwen") {
@@ -328,20 +339,43 @@ mod tests {
     }
 
     #[test]
+    fn a_model_without_a_chat_template_is_spoken_to_in_a_transcript() {
+        // The default model's metadata: Gemma 3 270M base has no template.
+        assert_eq!(
+            Family::detect("gemma3", "Gemma 3 270m", None),
+            Some(Family::Transcript)
+        );
+        assert_eq!(
+            Family::detect("llama", "Llama-3.2-1B", None),
+            Some(Family::Transcript)
+        );
+        // SmolLM2-135M-Instruct carries a ChatML template.
+        assert_eq!(
+            Family::detect(
+                "llama",
+                "Smollm2 135M 8k Lc100K Mix1 Ep2",
+                Some("{{'<|im_start|>' + message['role']}}")
+            ),
+            Some(Family::ChatMl)
+        );
+    }
+
+    #[test]
     fn families_are_recognised_from_templates_before_names() {
         assert_eq!(
             Family::detect("llama", "Llama 3.2 1B", Some("{{ '<|im_start|>' }}")),
             Some(Family::ChatMl)
         );
+        // Tuned to chat but shipped without a template: the name decides.
         assert_eq!(
-            Family::detect("gemma3", "anything", None),
+            Family::detect("gemma3", "Gemma 3 270m It", None),
             Some(Family::Gemma)
         );
         assert_eq!(
-            Family::detect("llama", "Llama-3.2-1B", None),
+            Family::detect("llama", "Llama-3.2-1B-Instruct", None),
             Some(Family::Llama3)
         );
-        assert_eq!(Family::detect("llama", "TinyLlama", None), None);
+        assert_eq!(Family::detect("llama", "TinyLlama Chat", None), None);
         for family in Family::ALL {
             assert_eq!(Family::parse(family.name()), Some(family));
         }

@@ -19,6 +19,19 @@ pub fn model_path() -> PathBuf {
     path
 }
 
+/// SmolLM2-135M-Instruct (a ChatML instruct model) in the model cache, as `scripts/setup.sh`
+/// leaves it.
+#[allow(dead_code)] // only the model tests use the second model
+pub fn smol_model_path() -> PathBuf {
+    let path = skilleval::model_path::cache_dir().join("SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/setup.sh first",
+        path.display()
+    );
+    path
+}
+
 /// One loaded model per test binary: loading is cheap, but memory is shared with other tests.
 pub fn backend() -> MutexGuard<'static, LlamaBackend> {
     static BACKEND: OnceLock<Mutex<LlamaBackend>> = OnceLock::new();

@@ -730,7 +730,9 @@ impl Engine {
             active.first_token = Some(Instant::now());
         }
         if vocab.is_eog(token) {
-            self.finish(i, FinishReason::Eos, String::new());
+            // The reply is what came before the end token: an instruct model ends every turn so.
+            let text = String::from_utf8_lossy(&active.bytes).into_owned();
+            self.finish(i, FinishReason::Eos, text);
             return;
         }
         active

@@ -106,7 +106,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         None => Family::detect(&architecture, &model_name, meta.get("tokenizer.chat_template")).ok_or_else(|| {
             anyhow!(
                 "{}: unknown model family (architecture \"{architecture}\", name \"{model_name}\"); \
-                 pass --family gemma|chatml|llama3",
+                 pass --family gemma|chatml|llama3|transcript",
                 path.display()
             )
         })?,

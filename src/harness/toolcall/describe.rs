@@ -4,11 +4,9 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use regex::Regex;
-use serde_json::{Map, Value};
-
-use super::render::render_call;
+use super::render::spelled_out_call;
 use super::CallFormat;
+use regex::Regex;
 
 /// A verb that announces a call.
 static INTENT_VERB: LazyLock<Regex> = LazyLock::new(|| {
@@ -44,15 +42,12 @@ pub fn describes_call(text: &str, tools: &[(&str, Vec<String>)]) -> Option<Strin
     earliest.map(|(_, tool)| tool.to_string())
 }
 
-/// A short message asking the model to make the call it described, showing
-/// the exact shape.
-pub fn reask_message(tool: &str, format: CallFormat) -> String {
-    let mut placeholder = Map::new();
-    placeholder.insert("ARGUMENT_NAME".to_string(), Value::from("value"));
+/// A short message asking the model to make the call it described, spelling out the shape
+/// with the tool's real parameter names (a placeholder would be copied into the call).
+pub fn reask_message(tool: &str, parameters: &[String], format: CallFormat) -> String {
     format!(
-        "You described a call to {tool} instead of making it. Reply with the call itself, \
-         in exactly this form, with the real argument names and values:\n{}",
-        render_call(format, tool, &placeholder)
+        "You described a call to {tool} instead of making it. Reply with the call itself: {}.",
+        spelled_out_call(format, tool, parameters)
     )
 }
 
@@ -252,15 +247,23 @@ mod tests {
     }
 
     #[test]
-    fn reask_shows_the_exact_shape() {
-        let markup = reask_message("weather_lookup", CallFormat::Markup);
+    fn reask_spells_out_the_call_with_real_names_and_no_placeholder() {
+        let location = vec!["location".to_string()];
+        let markup = reask_message("weather_lookup", &location, CallFormat::Markup);
         assert!(markup.contains("weather_lookup instead of making it"));
-        assert!(markup.ends_with(
-            "<function=weather_lookup>\n<parameter=ARGUMENT_NAME>\nvalue\n</parameter>\n</function>"
-        ));
-        let python = reask_message("weather_lookup", CallFormat::PythonList);
-        assert!(python.ends_with("[weather_lookup(ARGUMENT_NAME=\"value\")]"));
-        let json = reask_message("weather_lookup", CallFormat::JsonTag);
-        assert!(json.contains("\"name\": \"weather_lookup\""));
+        assert!(markup.contains("<function=weather_lookup>"), "{markup}");
+        assert!(markup.contains("<parameter=location>"), "{markup}");
+        let python = reask_message("weather_lookup", &location, CallFormat::PythonList);
+        assert!(
+            python.contains("weather_lookup( with location="),
+            "{python}"
+        );
+        let json = reask_message("weather_lookup", &location, CallFormat::JsonTag);
+        assert!(json.contains("\"name\": \"weather_lookup\""), "{json}");
+        for text in [markup, python, json] {
+            for placeholder in crate::harness::toolcall::render::PLACEHOLDERS {
+                assert!(!text.contains(placeholder), "{placeholder:?} in {text}");
+            }
+        }
     }
 }

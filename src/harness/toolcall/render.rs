@@ -38,35 +38,92 @@ pub fn render_call(format: CallFormat, name: &str, args: &Map<String, Value>) ->
     }
 }
 
-/// A short explanation of the call syntax for the system prompt, with one example.
-pub fn format_instructions(format: CallFormat) -> String {
-    let example_args = match json!({"text": "hello world", "count": 2, "exact": true}) {
-        Value::Object(args) => args,
-        _ => unreachable!("an object literal"),
-    };
-    let example = render_call(format, "example_tool", &example_args);
+/// A tool call shown to the model as the syntax's example: a real tool with real values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShownCall<'a> {
+    pub tool: &'a str,
+    /// The tool's parameter names, for the spelled-out shape when no values are known.
+    pub parameters: Vec<String>,
+    /// Values for the call, when the skill's worked examples or the schema give them.
+    pub arguments: Option<Map<String, Value>>,
+}
+
+/// A short explanation of the call syntax for the system prompt. It names a real tool and its
+/// real parameters: a small model copies a placeholder such as `TOOL_NAME` into its calls.
+pub fn format_instructions(format: CallFormat, shown: &ShownCall) -> String {
     let shape = match format {
         CallFormat::Markup => {
-            "To call a tool, write its name in a <function=…> tag and each argument in a <parameter=…> tag:\n\
-             <function=TOOL_NAME>\n<parameter=ARGUMENT_NAME>\nvalue\n</parameter>\n</function>"
+            "To call a tool, write its name in a function tag and each argument in a parameter tag, the value on a line of its own"
         }
         CallFormat::JsonTag => {
-            "To call a tool, write one JSON object with its name and arguments between <tool_call> tags:\n\
-             <tool_call>\n{\"name\": \"TOOL_NAME\", \"arguments\": {\"ARGUMENT_NAME\": value}}\n</tool_call>"
+            "To call a tool, write one JSON object with its name and arguments between <tool_call> and </tool_call>"
         }
         CallFormat::PythonList => {
             "To call tools, write a list of calls in Python syntax, arguments by keyword \
-             (strings in double quotes; True, False and None as in Python):\n\
-             [TOOL_NAME(ARGUMENT_NAME=value), OTHER_TOOL()]"
+             (strings in double quotes; True, False and None as in Python)"
         }
+    };
+    let example = match &shown.arguments {
+        Some(arguments) => format!(
+            ". A call to {}:\n{}",
+            shown.tool,
+            render_call(format, shown.tool, arguments)
+        ),
+        None => format!(
+            ": {}.",
+            spelled_out_call(format, shown.tool, &shown.parameters)
+        ),
     };
     let several = match format {
         CallFormat::PythonList => "Put several calls in the same list.",
-        _ => "For several calls, write one block after another.",
+        _ => "For several calls, write one after another.",
     };
     format!(
-        "{shape}\nFor example:\n{example}\n{several} Write calls as plain text, not in a code block; their results come back to you before you answer."
+        "{shape}{example}\n{several} Write calls as plain text, not in a code block; their results come back to you before you answer."
     )
+}
+
+/// The shape of a call to `tool` in words, with its real tag and argument names and no value
+/// anywhere to copy.
+pub fn spelled_out_call(format: CallFormat, tool: &str, parameters: &[String]) -> String {
+    let quoted: Vec<String> = parameters.iter().map(|p| format!("\"{p}\"")).collect();
+    match format {
+        CallFormat::Markup => {
+            let arguments: Vec<String> = parameters
+                .iter()
+                .map(|p| format!("<parameter={p}>, the value on the next line, then </parameter>"))
+                .collect();
+            if arguments.is_empty() {
+                format!("a call to {tool} is <function={tool}> followed by </function>")
+            } else {
+                format!(
+                    "a call to {tool} starts with <function={tool}>, gives each argument as {}, and ends with </function>",
+                    arguments.join("; ")
+                )
+            }
+        }
+        CallFormat::JsonTag => {
+            if quoted.is_empty() {
+                format!("a call to {tool} is {{\"name\": \"{tool}\", \"arguments\": {{}}}}")
+            } else {
+                format!(
+                    "a call to {tool} has \"name\": \"{tool}\" and its \"arguments\" object holds {} with their values",
+                    quoted.join(", ")
+                )
+            }
+        }
+        CallFormat::PythonList => {
+            if parameters.is_empty() {
+                format!("a call to {tool} is [{tool}()]")
+            } else {
+                let keywords: Vec<String> = parameters.iter().map(|p| format!("{p}=")).collect();
+                format!(
+                    "a call to {tool} is {tool}( with {} each followed by its value, then ), all inside [ and ]",
+                    keywords.join(", ")
+                )
+            }
+        }
+    }
 }
 
 /// JSON with a space after each `,` and `:`, as chat templates print it.
@@ -151,6 +208,17 @@ fn python_string(text: &str) -> String {
     quoted.push('"');
     quoted
 }
+
+/// Words a model would copy into a call as if they were names or values.
+#[cfg(test)]
+pub(crate) const PLACEHOLDERS: [&str; 6] = [
+    "TOOL_NAME",
+    "ARGUMENT_NAME",
+    "OTHER_TOOL",
+    "example_tool",
+    "\nvalue\n",
+    "…",
+];
 
 #[cfg(test)]
 mod tests {
@@ -237,13 +305,71 @@ mod tests {
     }
 
     #[test]
-    fn instructions_show_the_shape_and_an_example() {
-        let markup = format_instructions(CallFormat::Markup);
-        assert!(markup.contains("<function=TOOL_NAME>"));
-        assert!(markup.contains("<parameter=text>\nhello world\n</parameter>"));
-        let json = format_instructions(CallFormat::JsonTag);
-        assert!(json.contains("{\"name\": \"example_tool\", \"arguments\": {\"text\": \"hello world\", \"count\": 2, \"exact\": true}}"));
-        let python = format_instructions(CallFormat::PythonList);
-        assert!(python.contains("[example_tool(text=\"hello world\", count=2, exact=True)]"));
+    fn instructions_show_a_real_call_in_each_syntax() {
+        let shown = ShownCall {
+            tool: "weather_lookup",
+            parameters: vec!["location".into()],
+            arguments: Some(args(json!({"location": "Graz"}))),
+        };
+        let markup = format_instructions(CallFormat::Markup, &shown);
+        assert!(markup.contains(
+            "A call to weather_lookup:\n<function=weather_lookup>\n<parameter=location>\nGraz\n</parameter>\n</function>\n"
+        ));
+        let json = format_instructions(CallFormat::JsonTag, &shown);
+        assert!(json
+            .contains("{\"name\": \"weather_lookup\", \"arguments\": {\"location\": \"Graz\"}}"));
+        let python = format_instructions(CallFormat::PythonList, &shown);
+        assert!(python.contains("[weather_lookup(location=\"Graz\")]"));
+    }
+
+    #[test]
+    fn without_values_the_shape_is_spelled_out_with_real_names() {
+        let shown = ShownCall {
+            tool: "send_mail",
+            parameters: vec!["to".into(), "body".into()],
+            arguments: None,
+        };
+        let markup = format_instructions(CallFormat::Markup, &shown);
+        assert!(markup.contains("<function=send_mail>"), "{markup}");
+        assert!(
+            markup.contains("<parameter=to>, the value on the next line"),
+            "{markup}"
+        );
+        assert!(markup.contains("<parameter=body>"), "{markup}");
+        let json = format_instructions(CallFormat::JsonTag, &shown);
+        assert!(json.contains("\"name\": \"send_mail\""), "{json}");
+        assert!(json.contains("\"to\", \"body\""), "{json}");
+        let python = format_instructions(CallFormat::PythonList, &shown);
+        assert!(python.contains("send_mail( with to=, body="), "{python}");
+        let bare = ShownCall {
+            tool: "ping",
+            parameters: vec![],
+            arguments: None,
+        };
+        assert!(format_instructions(CallFormat::PythonList, &bare).contains("[ping()]"));
+    }
+
+    #[test]
+    fn no_instruction_holds_a_placeholder() {
+        for format in [
+            CallFormat::Markup,
+            CallFormat::JsonTag,
+            CallFormat::PythonList,
+        ] {
+            for arguments in [None, Some(args(json!({"location": "Graz"})))] {
+                let shown = ShownCall {
+                    tool: "weather_lookup",
+                    parameters: vec!["location".into()],
+                    arguments,
+                };
+                let text = format_instructions(format, &shown);
+                for placeholder in PLACEHOLDERS {
+                    assert!(
+                        !text.contains(placeholder),
+                        "{format:?}: {placeholder:?} in {text}"
+                    );
+                }
+            }
+        }
     }
 }
