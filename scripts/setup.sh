@@ -3,6 +3,7 @@
 #
 #   bash scripts/setup.sh                  check and install what the build needs, fetch the default model
 #   bash scripts/setup.sh --model smollm2  the same, with another model of models.tsv
+#   bash scripts/setup.sh --model all      the same, with every model of models.tsv (for the tests)
 #   bash scripts/setup.sh --plan           print what is present and what would be installed, change nothing
 #
 # One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
@@ -37,6 +38,18 @@ while [ "$#" -gt 0 ]; do
   esac
   shift
 done
+
+# --model all: every model of models.tsv (the test suite runs both), one run of this script each.
+if [ "$model_name" = "all" ]; then
+  for name in $(awk -F '\t' '!/^#/ && NF >= 7 { print $1 }' "$MODELS_FILE"); do
+    if [ "$plan_only" -eq 1 ]; then
+      bash "${BASH_SOURCE[0]}" --plan --model "$name"
+    else
+      bash "${BASH_SOURCE[0]}" --model "$name"
+    fi
+  done
+  exit 0
+fi
 
 # --- models.tsv: name, default, file, sha256, package, version, chunks -------------------------
 
