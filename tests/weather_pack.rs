@@ -88,7 +88,8 @@ fn a_short_real_run_is_judged_and_replays_identically() {
     opts.output_root = out.path().join("first");
     let mut backend = common::backend();
     let first = runner::run(&mut *backend, &opts).unwrap();
-    assert_eq!(first.entries.len(), 2 * 3);
+    // Three arms (control, baseline, variant) × three samples.
+    assert_eq!(first.entries.len(), 3 * 3);
     for e in &first.entries {
         assert!(!e.transcript.rounds.is_empty(), "{}: no round", e.sample_id);
         assert!(e.judgement.applied > 0, "{}: no law applied", e.sample_id);
