@@ -172,17 +172,7 @@ impl Replayer {
     }
 
     fn answer(&self, call: &CaseCall) -> CallRecord {
-        let raw_arguments = Value::Object(call.arguments.clone());
-        let mut record = CallRecord {
-            name: call.tool.clone(),
-            raw_arguments: raw_arguments.clone(),
-            arguments: raw_arguments,
-            repairs: Vec::new(),
-            result: String::new(),
-            is_error: false,
-            truncated_chars: 0,
-            meta: Value::Null,
-        };
+        let mut record = CallRecord::unanswered(&call.tool, &call.arguments);
         let output = match (&call.result, self.registry.get(&call.tool)) {
             (Some(result), _) => ToolOutput::ok(result.clone()),
             (None, None) => ToolOutput::error(format!("There is no tool named {:?}.", call.tool)),
@@ -376,13 +366,7 @@ pub fn check(pack: &Pack) -> anyhow::Result<CheckReport> {
             &case.reply,
             case.stop_reason().expect("checked on load"),
         );
-        let judgement = judge::judge(
-            &pack.laws,
-            &sample.category,
-            &sample.fields,
-            sample.prompt_text(),
-            &transcript,
-        );
+        let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
         for (law, person) in &case.verdicts {
             let holds = !judgement.failed.contains(law);
             if holds != *person {
@@ -463,13 +447,7 @@ fn passes_somehow(
     let mut closest: Option<Vec<String>> = None;
     for (calls, reply, stop) in references {
         let transcript = replayer.transcript(&calls, &reply, stop);
-        let judgement = judge::judge(
-            &pack.laws,
-            &sample.category,
-            &sample.fields,
-            sample.prompt_text(),
-            &transcript,
-        );
+        let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
         if judgement.passed {
             return Ok(());
         }

@@ -306,13 +306,7 @@ pub fn run_unit(
         budgets: pack.budgets,
     };
     let transcript = agent::run(backend, &request);
-    let judgement = judge::judge(
-        &pack.laws,
-        &sample.category,
-        &sample.fields,
-        sample.prompt_text(),
-        &transcript,
-    );
+    let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
     JournalEntry {
         sample_id: sample.id.clone(),
         category: sample.category.clone(),

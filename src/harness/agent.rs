@@ -200,17 +200,7 @@ impl Loop<'_, '_> {
         let mut planned = Vec::with_capacity(calls.len());
         let mut records = Vec::with_capacity(calls.len());
         for call in calls {
-            let raw_arguments = Value::Object(call.arguments.clone());
-            let mut record = CallRecord {
-                name: call.name.clone(),
-                raw_arguments: raw_arguments.clone(),
-                arguments: raw_arguments,
-                repairs: Vec::new(),
-                result: String::new(),
-                is_error: false,
-                truncated_chars: 0,
-                meta: Value::Null,
-            };
+            let mut record = CallRecord::unanswered(&call.name, &call.arguments);
             let plan = match self.schema_of(&call.name) {
                 None => {
                     let hidden = self

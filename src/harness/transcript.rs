@@ -49,6 +49,23 @@ pub struct CallRecord {
     pub meta: Value,
 }
 
+impl CallRecord {
+    /// A call as the model made it, before coercion and before any answer.
+    pub fn unanswered(name: &str, arguments: &serde_json::Map<String, Value>) -> CallRecord {
+        let raw_arguments = Value::Object(arguments.clone());
+        CallRecord {
+            name: name.to_string(),
+            raw_arguments: raw_arguments.clone(),
+            arguments: raw_arguments,
+            repairs: Vec::new(),
+            result: String::new(),
+            is_error: false,
+            truncated_chars: 0,
+            meta: Value::Null,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Round {
     /// The model's text, exactly as generated.

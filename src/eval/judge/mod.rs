@@ -38,6 +38,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::eval::corpus::Sample;
 use crate::harness::transcript::{CallRecord, Transcript};
 
 pub use laws::{validate, validate_one, CallQuantifier, Check, Law, LAW_KINDS};
@@ -83,6 +84,17 @@ pub fn judge(
         applied: applicable.len(),
         applied_laws: applicable.iter().map(|law| law.name.clone()).collect(),
     }
+}
+
+/// [`judge`] on a corpus sample: its category, fields and prompt.
+pub fn judge_sample(laws: &[Law], sample: &Sample, transcript: &Transcript) -> Judgement {
+    judge(
+        laws,
+        &sample.category,
+        &sample.fields,
+        sample.prompt_text(),
+        transcript,
+    )
 }
 
 /// Lists the sample fields that applicable laws read but the sample lacks (or, for a unit,
