@@ -943,15 +943,7 @@ fn the_first_round_prompt_of_each_family_is_stable() {
     }
 }
 
-/// Words a small model copies into its calls as if they were names or values.
-const PLACEHOLDERS: [&str; 6] = [
-    "TOOL_NAME",
-    "ARGUMENT_NAME",
-    "OTHER_TOOL",
-    "example_tool",
-    "\nvalue\n",
-    "…",
-];
+use skilleval::harness::toolcall::render::PLACEHOLDERS;
 
 #[test]
 fn no_prompt_or_re_ask_holds_a_placeholder() {

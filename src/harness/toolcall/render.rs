@@ -209,9 +209,10 @@ fn python_string(text: &str) -> String {
     quoted
 }
 
-/// Words a model would copy into a call as if they were names or values.
-#[cfg(test)]
-pub(crate) const PLACEHOLDERS: [&str; 6] = [
+/// Words a model would copy into a call as if they were names or values: no text the harness
+/// shows may hold one (checked by the unit and loop tests).
+#[doc(hidden)]
+pub const PLACEHOLDERS: [&str; 6] = [
     "TOOL_NAME",
     "ARGUMENT_NAME",
     "OTHER_TOOL",
