@@ -154,32 +154,8 @@ pub fn sign_flip_p(numerators: &[i64], seed: u64) -> f64 {
     }
     let observed: i64 = numerators.iter().sum();
     let observed = observed.unsigned_abs() as usize;
-    let span: usize = magnitudes.iter().sum();
-    if 2 * span < EXACT_TABLE_LIMIT {
-        // probability[s + span] = P(sum of flipped values = s)
-        let width = 2 * span + 1;
-        let mut probability = vec![0.0_f64; width];
-        probability[span] = 1.0;
-        let mut reach = 0;
-        for &k in &magnitudes {
-            let mut next = vec![0.0_f64; width];
-            for s in span - reach..=span + reach {
-                let p = probability[s];
-                if p != 0.0 {
-                    next[s + k] += 0.5 * p;
-                    next[s - k] += 0.5 * p;
-                }
-            }
-            probability = next;
-            reach += k;
-        }
-        let tail: f64 = probability
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| i.abs_diff(span) >= observed)
-            .map(|(_, p)| p)
-            .sum();
-        tail.min(1.0)
+    if let Some(distribution) = SignFlipDistribution::exact(&magnitudes) {
+        distribution.tail(observed)
     } else {
         let mut rng = Rng::new(seed);
         let hits = (0..MONTE_CARLO_DRAWS)
@@ -198,6 +174,70 @@ pub fn sign_flip_p(numerators: &[i64], seed: u64) -> f64 {
             })
             .count();
         (1 + hits) as f64 / (1 + MONTE_CARLO_DRAWS) as f64
+    }
+}
+
+/// The exact null distribution of the sum of ±magnitudes, each sign equally likely.
+struct SignFlipDistribution {
+    /// probability[s + span] = P(sum of flipped values = s)
+    probability: Vec<f64>,
+    span: usize,
+}
+
+impl SignFlipDistribution {
+    /// `None` when the table would exceed [`EXACT_TABLE_LIMIT`] entries.
+    fn exact(magnitudes: &[usize]) -> Option<SignFlipDistribution> {
+        let span: usize = magnitudes.iter().sum();
+        if 2 * span >= EXACT_TABLE_LIMIT {
+            return None;
+        }
+        let width = 2 * span + 1;
+        let mut probability = vec![0.0_f64; width];
+        probability[span] = 1.0;
+        let mut reach = 0;
+        for &k in magnitudes {
+            let mut next = vec![0.0_f64; width];
+            for s in span - reach..=span + reach {
+                let p = probability[s];
+                if p != 0.0 {
+                    next[s + k] += 0.5 * p;
+                    next[s - k] += 0.5 * p;
+                }
+            }
+            probability = next;
+            reach += k;
+        }
+        Some(SignFlipDistribution { probability, span })
+    }
+
+    /// P(|sum| ≥ observed).
+    fn tail(&self, observed: usize) -> f64 {
+        let tail: f64 = self
+            .probability
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i.abs_diff(self.span) >= observed)
+            .map(|(_, p)| p)
+            .sum();
+        tail.min(1.0)
+    }
+
+    /// The smallest |sum| whose p-value is below `level`; `None` when none is.
+    fn critical(&self, level: f64) -> Option<usize> {
+        if self.tail(self.span) >= level {
+            return None;
+        }
+        // The tail shrinks as the sum grows: the first sum below the level, by bisection.
+        let (mut low, mut high) = (0, self.span);
+        while high - low > 1 {
+            let middle = (low + high) / 2;
+            if self.tail(middle) < level {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        Some(if self.tail(low) < level { low } else { high })
     }
 }
 
@@ -309,6 +349,286 @@ pub fn largest_variance_for(
     let k = detectable_multiplier(df, level, power)?;
     let room = effect - step / 2.0;
     (room > 0.0).then(|| n as f64 * (room / k).powi(2))
+}
+
+/// Simulated runs per candidate effect in a [`PowerModel`].
+pub const POWER_DRAWS: usize = 500;
+/// Width of the bracket at which the search for a simulated MDE stops.
+const RESOLUTION: f64 = 0.002;
+
+/// The power of a row's own test against a true change, found by simulating the row.
+///
+/// Each sample keeps its number of scored repeats and gets a pass probability under no effect
+/// (both arms' pooled pass fraction, smoothed: (passes + ½) / (runs + 1), so that a sample that
+/// always passed can still fail). A change of δ moves every sample's probability by the same c
+/// in its direction, clipped at 0 and 1, with c chosen so that the mean moves by δ. Each
+/// simulated run draws both arms' passes, and counts as found when the exact sign-flip test's p
+/// is below the level with the sign of the change: the test the verdict uses, with the samples
+/// that cannot move (d = 0) weighing nothing, as they do in it. The draws are seeded and shared
+/// by every δ (common random numbers), so the power rises with δ as it should.
+#[derive(Debug, Clone)]
+pub struct PowerModel {
+    /// Per sample: pass probability under no effect, and scored repeats.
+    samples: Vec<(f64, usize)>,
+    /// Common denominator of the repeat counts.
+    denominator: usize,
+    level: f64,
+    /// One uniform per simulated run and sample: row-major, [`POWER_DRAWS`] × samples.
+    uniforms: Vec<f64>,
+}
+
+impl PowerModel {
+    /// `samples`: per sample, (reference passes, treatment passes, scored repeats per arm).
+    pub fn new(samples: &[(usize, usize, usize)], level: f64, seed: u64) -> PowerModel {
+        let samples: Vec<(f64, usize)> = samples
+            .iter()
+            .filter(|&&(.., m)| m > 0)
+            .map(|&(r, t, m)| (((r + t) as f64 + 0.5) / (2 * m + 1) as f64, m))
+            .collect();
+        let denominator = samples.iter().fold(1, |l, &(_, m)| lcm(l, m));
+        let mut rng = Rng::new(seed);
+        let uniforms = (0..POWER_DRAWS * samples.len())
+            .map(|_| rng.unit())
+            .collect();
+        PowerModel {
+            samples,
+            denominator,
+            level,
+            uniforms,
+        }
+    }
+
+    /// The largest mean change the samples leave room for, upwards or downwards.
+    pub fn room(&self, up: bool) -> f64 {
+        let n = self.samples.len().max(1) as f64;
+        self.samples
+            .iter()
+            .map(|&(p, _)| {
+                let (r, t) = arms(p, 2.0, up);
+                (t - r).abs()
+            })
+            .sum::<f64>()
+            / n
+    }
+
+    /// The common move c of every sample's probability that moves their mean by `effect`.
+    fn shift_for(&self, effect: f64, up: bool) -> f64 {
+        let n = self.samples.len() as f64;
+        let gain = |c: f64| {
+            self.samples
+                .iter()
+                .map(|&(p, _)| {
+                    let (r, t) = arms(p, c, up);
+                    (t - r).abs()
+                })
+                .sum::<f64>()
+                / n
+        };
+        let (mut low, mut high) = (0.0, 2.0);
+        for _ in 0..50 {
+            let middle = 0.5 * (low + high);
+            if gain(middle) < effect {
+                low = middle;
+            } else {
+                high = middle;
+            }
+        }
+        high
+    }
+
+    /// The share of simulated runs whose test finds a true mean change `effect` (positive: the
+    /// treatment passes more) at the level, with its sign. `None` when the samples leave no
+    /// room for a change that large, or there are no samples.
+    pub fn power(&self, effect: f64) -> Option<f64> {
+        let up = effect >= 0.0;
+        let effect = effect.abs();
+        if self.samples.is_empty() || effect > self.room(up) + 1e-12 {
+            return None;
+        }
+        let c = self.shift_for(effect, up);
+        let denominator = self.denominator;
+        // Per sample: the distribution function of k = treatment passes − reference passes
+        // (k from −m to m), and the weight of one pass in units of 1/(denominator).
+        let tables: Vec<(Vec<f64>, usize, i64)> = self
+            .samples
+            .iter()
+            .map(|&(p, m)| {
+                let (p, q) = arms(p, c, up);
+                let (reference, treatment) = (binomial(m, p), binomial(m, q));
+                let mut cumulative = vec![0.0; 2 * m + 1];
+                let mut running = 0.0;
+                for (j, slot) in cumulative.iter_mut().enumerate() {
+                    // k = j − m
+                    for (t, pt) in treatment.iter().enumerate() {
+                        if let Some(r) = (t + m).checked_sub(j) {
+                            if r <= m {
+                                running += pt * reference[r];
+                            }
+                        }
+                    }
+                    *slot = running;
+                }
+                (cumulative, m, (denominator / m) as i64)
+            })
+            .collect();
+        let n = self.samples.len();
+        // Fewer non-zero differences than this cannot reach the level: 2 / 2^n ≥ level.
+        let fewest = (2.0 / self.level).log2().floor() as usize + 1;
+        let mut counts = vec![0u16; denominator + 1];
+        let found = CRITICAL.with(|known| {
+            let mut known = known.borrow_mut();
+            if known.len() > 64 {
+                known.clear();
+            }
+            let known = known.entry(self.level.to_bits()).or_default();
+            if known.len() > 200_000 {
+                known.clear();
+            }
+            let mut found = 0usize;
+            for draw in self.uniforms.chunks_exact(n) {
+                counts.iter_mut().for_each(|c| *c = 0);
+                let mut sum = 0i64;
+                for (&u, (cumulative, m, weight)) in draw.iter().zip(&tables) {
+                    // The first k whose distribution function exceeds u, counted without
+                    // branches: how many of the first 2m values u reaches.
+                    let j = cumulative[..2 * m].iter().filter(|&&f| u >= f).count();
+                    let k = (j as i64 - *m as i64) * weight;
+                    sum += k;
+                    counts[k.unsigned_abs() as usize] += 1;
+                }
+                if (sum > 0) != up || sum == 0 || n - usize::from(counts[0]) < fewest {
+                    continue;
+                }
+                counts[0] = 0;
+                let key = pattern_key(&counts);
+                let critical = match known.get(&key) {
+                    Some(&critical) => critical,
+                    None => {
+                        let magnitudes: Vec<usize> = counts
+                            .iter()
+                            .enumerate()
+                            .flat_map(|(k, &c)| std::iter::repeat_n(k, usize::from(c)))
+                            .collect();
+                        let critical = SignFlipDistribution::exact(&magnitudes)
+                            .and_then(|d| d.critical(self.level));
+                        known.insert(key, critical);
+                        critical
+                    }
+                };
+                if critical.is_some_and(|critical| sum.unsigned_abs() as usize >= critical) {
+                    found += 1;
+                }
+            }
+            found
+        });
+        Some(found as f64 / POWER_DRAWS as f64)
+    }
+
+    /// The smallest change δ such that a change of δ either way, where the samples leave room
+    /// for it, is found with probability `power`: the larger of the two directions' figures,
+    /// where a direction that cannot reach `power` within its room counts as its room. `None`
+    /// when no δ the samples leave room for suffices.
+    pub fn detectable_effect(&self, power: f64) -> Option<f64> {
+        if self.samples.is_empty() {
+            return None;
+        }
+        let mut needed = 0.0_f64;
+        for up in [true, false] {
+            let room = self.room(up);
+            let sign = if up { 1.0 } else { -1.0 };
+            let short = |effect: f64| self.power(sign * effect).unwrap_or(0.0) - power;
+            let (mut low, mut high) = (0.0, room);
+            let (mut f_low, mut f_high) = (short(low), short(high));
+            if f_high < 0.0 {
+                needed = needed.max(room);
+                continue;
+            }
+            // Regula falsi kept inside the bracket's middle eight tenths, so that the step
+            // curve of the simulated power cannot stall it.
+            while high - low > RESOLUTION {
+                let width = high - low;
+                let guess = if f_low < 0.0 && f_high >= 0.0 {
+                    low + width * (-f_low / (f_high - f_low))
+                } else {
+                    low + 0.5 * width
+                };
+                let middle = guess.clamp(low + 0.1 * width, high - 0.1 * width);
+                let f = short(middle);
+                if f >= 0.0 {
+                    (high, f_high) = (middle, f);
+                } else {
+                    (low, f_low) = (middle, f);
+                }
+            }
+            needed = needed.max(high);
+        }
+        let reachable = self.room(true).max(self.room(false));
+        (needed < reachable).then_some(needed)
+    }
+}
+
+/// By level's bits, then by count of each magnitude: the critical |sum| (`None`: none rejects).
+type CriticalSums =
+    std::collections::HashMap<u64, std::collections::HashMap<PatternKey, Option<usize>>>;
+
+/// How many samples have each magnitude: packed in a number when the counts fit, as is usual.
+#[derive(PartialEq, Eq, Hash)]
+enum PatternKey {
+    Packed(u64),
+    Listed(Vec<u16>),
+}
+
+fn pattern_key(counts: &[u16]) -> PatternKey {
+    if counts.len() <= 8 && counts.iter().all(|&c| c < 256) {
+        PatternKey::Packed(
+            counts
+                .iter()
+                .fold(0u64, |key, &c| (key << 8) | u64::from(c)),
+        )
+    } else {
+        PatternKey::Listed(counts.to_vec())
+    }
+}
+
+thread_local! {
+    /// Critical sums of the sign-flip test, by level and by how many samples have each
+    /// magnitude: a row's simulation meets the same few patterns many times.
+    static CRITICAL: std::cell::RefCell<CriticalSums> = Default::default();
+}
+
+/// (reference, treatment) probabilities of a sample whose probability under no effect is p,
+/// under a move of c upwards or downwards.
+fn arms(p: f64, c: f64, up: bool) -> (f64, f64) {
+    if up {
+        (p, (p + c).min(1.0))
+    } else {
+        (p, (p - c).max(0.0))
+    }
+}
+
+/// P(X = k) for X ~ Binomial(m, p), k = 0..=m.
+fn binomial(m: usize, p: f64) -> Vec<f64> {
+    let mut coefficient = 1.0;
+    (0..=m)
+        .map(|k| {
+            if k > 0 {
+                coefficient *= (m - k + 1) as f64 / k as f64;
+            }
+            coefficient * p.powi(k as i32) * (1.0 - p).powi((m - k) as i32)
+        })
+        .collect()
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn lcm(a: usize, b: usize) -> usize {
+    a / gcd(a, b) * b
 }
 
 /// Quantile of Student's t distribution, by bisection on its distribution function.
