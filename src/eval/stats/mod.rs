@@ -84,6 +84,9 @@ pub const POWER: f64 = 0.80;
 pub const BOOTSTRAP_RESAMPLES: usize = 2_000;
 /// The effect the report says how many repeats would detect.
 pub const TARGET_EFFECT: f64 = 0.10;
+/// Rows with fewer samples take their MDE from a simulation of their own test
+/// ([`method::PowerModel`]); larger rows from the t-test formula, which agrees with it there.
+pub const SIMULATED_BELOW: usize = 60;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -424,6 +427,67 @@ pub fn compare(
     reference: Arm,
     treatment: Arm,
 ) -> Result<Comparison, StatsError> {
+    compare_with_power(outcomes, name, reference, treatment).map(|(comparison, _)| comparison)
+}
+
+/// What a row's MDE rests on: asked for the power at any true change, it gives what the row
+/// promises a reader.
+#[derive(Debug, Clone)]
+pub enum RowPower {
+    /// A simulation of the row's own test (rows of fewer than [`SIMULATED_BELOW`] samples).
+    Simulated(method::PowerModel),
+    /// The one-sample t-test's formula (larger rows).
+    Formula {
+        samples: usize,
+        variance: f64,
+        degrees_of_freedom: usize,
+        step: f64,
+        level: f64,
+    },
+    /// No samples, or no variance to go on.
+    Unknown,
+}
+
+impl RowPower {
+    /// The chance that the row's verdict finds a true mean change `effect` (positive: the
+    /// treatment passes more); `None` when nothing is known or the change cannot happen.
+    pub fn power(&self, effect: f64) -> Option<f64> {
+        match self {
+            RowPower::Simulated(model) => model.power(effect),
+            &RowPower::Formula {
+                samples,
+                variance,
+                degrees_of_freedom,
+                step,
+                level,
+            } => Some(method::promised_power(
+                samples,
+                variance,
+                degrees_of_freedom,
+                step,
+                level,
+                effect,
+            )),
+            RowPower::Unknown => None,
+        }
+    }
+}
+
+/// The [`RowPower`] of every row of a comparison, in the comparison's order.
+#[derive(Debug, Clone)]
+pub struct Powers {
+    pub categories: Vec<RowPower>,
+    pub total: RowPower,
+    pub laws: Vec<RowPower>,
+}
+
+/// [`compare`], with what each row's MDE rests on.
+pub fn compare_with_power(
+    outcomes: &[Outcome],
+    name: &str,
+    reference: Arm,
+    treatment: Arm,
+) -> Result<(Comparison, Powers), StatsError> {
     let runs = index(outcomes)?;
     let mut samples: BTreeMap<&str, SampleRuns> = BTreeMap::new();
     let mut excluded: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
@@ -467,7 +531,7 @@ pub fn compare(
     };
     let passed = |o: &Outcome| o.scored_pass();
 
-    let mut categories: Vec<Row> = excluded
+    let categories: Vec<RawRow> = excluded
         .iter()
         .map(|(category, &(gapped, unpaired))| {
             let mut input = input_for(&|s: &SampleRuns| s.category == *category);
@@ -476,14 +540,14 @@ pub fn compare(
             raw_row(name, category, reference, treatment, &input, &passed)
         })
         .collect();
-    finish_family(&mut categories);
+    let (categories, category_powers) = finish_family(categories);
 
     let mut total_input = input_for(&|_| true);
     total_input.gapped_pairs = excluded.values().map(|t| t.0).sum();
     total_input.unpaired_runs = excluded.values().map(|t| t.1).sum();
-    let mut total = raw_row(name, "total", reference, treatment, &total_input, &passed);
-    let total_p = total.p_value;
-    finish_row(&mut total, ALPHA, total_p);
+    let total = raw_row(name, "total", reference, treatment, &total_input, &passed);
+    let total_p = total.row.p_value;
+    let (total, total_power) = finish_row(total, ALPHA, total_p);
 
     let law_names: BTreeSet<&str> = samples
         .values()
@@ -496,7 +560,7 @@ pub fn compare(
         })
         .map(String::as_str)
         .collect();
-    let mut laws: Vec<Row> = law_names
+    let laws: Vec<RawRow> = law_names
         .iter()
         .map(|law| {
             let applies = |s: &SampleRuns| {
@@ -517,9 +581,9 @@ pub fn compare(
             )
         })
         .collect();
-    finish_family(&mut laws);
+    let (laws, law_powers) = finish_family(laws);
 
-    Ok(Comparison {
+    let comparison = Comparison {
         name: name.to_string(),
         reference,
         treatment,
@@ -527,17 +591,42 @@ pub fn compare(
         total,
         laws,
         law_failures: law_failures(samples.values()),
-    })
+    };
+    let powers = Powers {
+        categories: category_powers,
+        total: total_power,
+        laws: law_powers,
+    };
+    Ok((comparison, powers))
 }
 
 /// Applies Holm across a family of rows and gives each its level, MDE and verdict.
-fn finish_family(rows: &mut [Row]) {
-    let tested: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].samples > 0).collect();
-    let adjusted = method::holm(&tested.iter().map(|&i| rows[i].p_value).collect::<Vec<_>>());
+fn finish_family(rows: Vec<RawRow>) -> (Vec<Row>, Vec<RowPower>) {
+    let tested: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.row.samples > 0)
+        .map(|r| r.row.p_value)
+        .collect();
     let level = ALPHA / tested.len().max(1) as f64;
-    for (&i, p_adjusted) in tested.iter().zip(adjusted) {
-        finish_row(&mut rows[i], level, p_adjusted);
-    }
+    let mut adjusted = method::holm(&tested).into_iter();
+    rows.into_iter()
+        .map(|raw| {
+            if raw.row.samples > 0 {
+                let p_adjusted = adjusted.next().expect("one adjusted p per tested row");
+                finish_row(raw, level, p_adjusted)
+            } else {
+                (raw.row, RowPower::Unknown)
+            }
+        })
+        .unzip()
+}
+
+/// A row before its family is known, with what its power simulation needs.
+struct RawRow {
+    row: Row,
+    /// Per sample: passes of both arms, and scored repeats.
+    samples: Vec<(usize, usize, usize)>,
+    seed: u64,
 }
 
 /// Everything of a row that does not depend on its family: rates, Δ, interval, raw p and the
@@ -549,7 +638,7 @@ fn raw_row(
     treatment: Arm,
     input: &RowInput,
     passed: &dyn Fn(&Outcome) -> bool,
-) -> Row {
+) -> RawRow {
     // Per sample: scored repeats m, reference and treatment passes.
     let counts: Vec<(&str, usize, usize, usize)> = input
         .samples
@@ -631,7 +720,7 @@ fn raw_row(
         (None, _) => (None, None),
     };
 
-    Row {
+    let row = Row {
         name: name.to_string(),
         samples: n,
         pairs: runs,
@@ -662,21 +751,61 @@ fn raw_row(
         verdict: Verdict::NoData,
         gapped_pairs: input.gapped_pairs,
         unpaired_runs: input.unpaired_runs,
+    };
+    RawRow {
+        row,
+        samples: counts.iter().map(|&(_, m, r, t)| (r, t, m)).collect(),
+        seed: method::seed_for(&[comparison, name, "power"]),
     }
 }
 
 /// The rule documented at the top of this module.
-fn finish_row(row: &mut Row, level: f64, p_adjusted: f64) {
+fn finish_row(raw: RawRow, level: f64, p_adjusted: f64) -> (Row, RowPower) {
+    let RawRow {
+        mut row,
+        samples,
+        seed,
+    } = raw;
     row.level = level;
     row.p_adjusted = p_adjusted;
     if row.samples == 0 {
         row.verdict = Verdict::NoData;
-        return;
+        return (row, RowPower::Unknown);
     }
-    row.mde = row.variance.and_then(|v| {
-        let df = row.degrees_of_freedom;
-        method::detectable_effect(row.samples, v, df, row.step, level, POWER)
-    });
+    let power = if row.samples < SIMULATED_BELOW {
+        // The floor does not enter a simulated MDE: the smoothed probabilities take its place.
+        row.mde_floored = false;
+        RowPower::Simulated(method::PowerModel::new(&samples, level, seed))
+    } else {
+        match row.variance {
+            Some(variance) => RowPower::Formula {
+                samples: row.samples,
+                variance,
+                degrees_of_freedom: row.degrees_of_freedom,
+                step: row.step,
+                level,
+            },
+            None => RowPower::Unknown,
+        }
+    };
+    row.mde = match &power {
+        RowPower::Simulated(model) => model.detectable_effect(POWER),
+        RowPower::Formula {
+            samples,
+            variance,
+            degrees_of_freedom,
+            step,
+            level,
+        } => method::detectable_effect(
+            *samples,
+            *variance,
+            *degrees_of_freedom,
+            *step,
+            *level,
+            POWER,
+        ),
+        RowPower::Unknown => None,
+    };
     row.repeats_for_target = match (row.between_samples, row.between_repeats) {
         (Some(tau), Some(noise)) => {
             let df = row.degrees_of_freedom;
@@ -704,6 +833,7 @@ fn finish_row(row: &mut Row, level: f64, p_adjusted: f64) {
         _ if row.smallest_p >= level => Verdict::TooFewSamples,
         _ => Verdict::NoChange,
     };
+    (row, power)
 }
 
 fn gcd(a: usize, b: usize) -> usize {
@@ -873,6 +1003,33 @@ mod tests {
         (a - b).abs() < tolerance
     }
 
+    /// A simulated MDE is what its own power model says: a change of that size either way
+    /// (where the rates leave room) is found at least 80% of the time, and 1 pp less is not.
+    fn check_simulated_mde(outcomes: &[Outcome], category: &str) -> f64 {
+        let (comparison, powers) =
+            compare_with_power(outcomes, "wording", Arm::Baseline, Arm::Variant).unwrap();
+        let index = comparison
+            .categories
+            .iter()
+            .position(|r| r.name == category)
+            .unwrap();
+        let mde = comparison.categories[index].mde.unwrap();
+        let power = &powers.categories[index];
+        assert!(matches!(power, RowPower::Simulated(_)));
+        let at = |effect: f64| [effect, -effect].map(|e| power.power(e));
+        assert!(
+            at(mde).iter().flatten().all(|&p| p >= POWER),
+            "{mde}: {:?}",
+            at(mde)
+        );
+        assert!(
+            at(mde - 0.01).iter().flatten().any(|&p| p < POWER),
+            "{mde}: {:?}",
+            at(mde - 0.01)
+        );
+        mde
+    }
+
     #[test]
     fn ten_samples_fixed_by_the_variant_are_better() {
         let outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant);
@@ -949,7 +1106,7 @@ mod tests {
     }
 
     #[test]
-    fn the_mde_follows_the_observed_variance() {
+    fn a_small_row_takes_its_mde_from_its_own_test() {
         // 15 samples, one repeat: three fixed, three broken, nine unchanged.
         let outcomes = runs("c", 15, 1, |s, _, arm| match s {
             0..=2 => arm == Arm::Variant,
@@ -958,12 +1115,13 @@ mod tests {
         });
         let c = &wording(&outcomes).categories[0];
         assert_eq!(c.delta, Some(0.0));
-        // By hand: variance 6/14; t(14) quantiles 2.144787 (0.975) and 0.868055 (0.8); step 2/15, half of it added.
-        let by_hand = (2.144_787 + 0.868_055) * (6.0f64 / 14.0 / 15.0).sqrt() + 1.0 / 15.0;
-        assert!(close(c.mde.unwrap(), by_hand, 1e-4), "{:?}", c.mde);
+        // 15 samples: the MDE comes from the simulation of the row's own test.
+        let mde = check_simulated_mde(&outcomes, "c");
+        assert_eq!(c.mde, Some(mde));
         assert!(!c.mde_floored);
         assert_eq!(c.verdict, Verdict::NoChange);
-        assert_eq!(c.verdict_label(), "no change ≥ 58 pp");
+        let label = format!("no change ≥ {:.0} pp", (mde * 100.0).ceil());
+        assert_eq!(c.verdict_label(), label);
         // One repeat cannot tell repeat noise from sample spread.
         assert_eq!(c.repeats_for_target, RepeatsNeeded::Unknown);
     }
@@ -993,32 +1151,35 @@ mod tests {
         assert!(close(c0.p_adjusted, 10.0 * 2.0 / 512.0, 1e-12));
         assert!(c0.interval.unwrap().low > 0.0);
         assert_eq!(c0.verdict, Verdict::Better);
-        // Variance of d: (6 × 0.1² + 3 × 0.6² + 6 × 0.4²) / 14 = 0.15; level 0.05 / 10;
-        // t(14) quantiles 3.325696 (0.9975) and 0.868055 (0.8); step 2 / (15 × 2), half added.
-        let mde = (3.325_696 + 0.868_055) * (0.15f64 / 15.0).sqrt() + 1.0 / 30.0;
-        assert!(close(c0.mde.unwrap(), mde, 1e-4), "{:?}", c0.mde);
+        // The t-test formula would say: variance of d (6 × 0.1² + 3 × 0.6² + 6 × 0.4²) / 14 =
+        // 0.15; level 0.05 / 10; t(14) quantiles 3.325696 (0.9975) and 0.868055 (0.8); step
+        // 2 / (15 × 2), half added: 0.453. The simulated MDE asks for more.
+        let formula = (3.325_696 + 0.868_055) * (0.15f64 / 15.0).sqrt() + 1.0 / 30.0;
+        let mde = check_simulated_mde(&outcomes, "c0");
+        assert!(mde > formula, "{mde} vs {formula}");
         assert_eq!(c0.verdict_label(), "better");
-        // A category where everything passed: the floor, and "no change ≥ X pp".
+        // A category where everything passed: every sample's probability is (4 + ½)/(4 + 1)
+        // = 0.9, so a rise has little room and the MDE is the drop found 80% of the time.
         let c1 = row(&comparison, "c1");
-        assert!(c1.mde_floored);
+        assert!(!c1.mde_floored);
         assert_eq!(c1.verdict, Verdict::NoChange);
-        let pooled: f64 = (60.0 + 2.0) / (60.0 + 4.0);
-        let floor = 2.0 * pooled * (1.0 - pooled) / 2.0;
-        let mde = (3.325_696 + 0.868_055) * (floor / 15.0).sqrt() + 1.0 / 30.0;
-        assert!(close(c1.mde.unwrap(), mde, 1e-4), "{:?}", c1.mde);
-        assert_eq!(c1.verdict_label(), "no change ≥ 23 pp");
+        let mde = check_simulated_mde(&outcomes, "c1");
+        let label = format!("no change ≥ {:.0} pp", (mde * 100.0).ceil());
+        assert_eq!(c1.verdict_label(), label);
     }
 
     #[test]
     fn a_category_where_everything_passed_gets_the_floor() {
         let outcomes = runs("c", 15, 3, |_, _, _| true);
         let c = &wording(&outcomes).categories[0];
-        assert!(c.mde_floored);
-        // By hand: p̃ = (90 + 3) / (90 + 6); floor 2·p̃(1 − p̃)/3; step 2/45.
+        // The simulated MDE does not use the floor (the smoothed probabilities stand in for
+        // it); the repeats for the target still do. By hand: p̃ = (90 + 3) / (90 + 6); floor
+        // 2·p̃(1 − p̃)/3; step 2/45.
+        assert!(!c.mde_floored);
+        check_simulated_mde(&outcomes, "c");
         let pooled: f64 = 93.0 / 96.0;
         let floor = 2.0 * pooled * (1.0 - pooled) / 3.0;
-        let by_hand = (2.144_787 + 0.868_055) * (floor / 15.0).sqrt() + 1.0 / 45.0;
-        assert!(close(c.mde.unwrap(), by_hand, 1e-4), "{:?}", c.mde);
+        assert!(close(c.variance.unwrap(), floor, 1e-12), "{:?}", c.variance);
         // All the floor's variance counts as repeat noise: σ²_w = 3·floor, τ² = 0, and the room
         // for 10 pp is 15·((0.10 − 1/45)/3.012957)², so r = ⌈σ²_w / room⌉ = 7.
         let room = 15.0 * ((0.10f64 - 1.0 / 45.0) / (2.144_787 + 0.868_055)).powi(2);
