@@ -1,6 +1,7 @@
 //! The numerical parts of the method, free of outcomes and arms: a seeded random source, the
 //! paired bootstrap, the sign-flip permutation test, Holm's adjustment, and the minimum
-//! detectable effect (from Student's t) with the variance a target effect allows.
+//! detectable effect: simulated from the sign-flip test itself ([`PowerModel`]) or from
+//! Student's t, with the variance a target effect allows.
 //!
 //! Everything here is deterministic: a random step takes its seed from the caller.
 
@@ -281,8 +282,9 @@ pub fn mean_and_variance(values: &[f64]) -> (f64, Option<f64>) {
 /// δ = (t_{df, 1−level/2} + t_{df, power})·√(v / n) + `step` / 2, the one-sample t-test's
 /// power formula with a continuity correction of half the `step` between attainable values of
 /// the sign-flip test's mean. The sign-flip test is the permutation form of that t-test and
-/// has about its power (tests/stats_simulation.rs checks it on simulated runs). `None` when
-/// df is 0 or no δ ≤ 1 suffices.
+/// has about its power on large rows; on small ones its discreteness costs power the formula
+/// does not see, and [`PowerModel`] is used instead. `None` when df is 0 or no δ ≤ 1
+/// suffices.
 pub fn detectable_effect(
     n: usize,
     variance: f64,
