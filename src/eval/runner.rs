@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail};
 
 use super::corpus::Sample;
 use super::fixtures::FixtureStore;
@@ -219,6 +219,9 @@ pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
+    if let Some(run_id) = &opts.resume {
+        journal::check_resume(&opts.output_root, run_id)?;
+    }
     Ok(())
 }
 
@@ -357,24 +360,10 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         Some(id) => id.clone(),
         None => unused_run_id(&opts.output_root, &new_run_id(&pack.name)),
     };
-    let dir = opts.output_root.join(&run_id);
-    let journal_path = dir.join("journal.jsonl");
-    let mut entries = if opts.resume.is_some() {
-        if !journal_path.is_file() {
-            bail!(
-                "--resume {run_id}: {} does not exist",
-                journal_path.display()
-            );
-        }
-        journal::read(&journal_path)?
-    } else {
-        if dir.exists() {
-            bail!("{}: a run with this id exists already", dir.display());
-        }
-        Vec::new()
-    };
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("{}: cannot create run folder", dir.display()))?;
+    let mut folder = journal::RunFolder::open(&opts.output_root, &run_id, opts.resume.is_some())?;
+    let dir = folder.dir.clone();
+    let journal_path = dir.join(journal::JOURNAL_FILE);
+    let mut entries = std::mem::take(&mut folder.entries);
 
     let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
     let corpus_text = std::fs::read_to_string(&corpus_path).unwrap_or_default();
@@ -424,25 +413,15 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
+        inputs: Some(manifest::InputHashes::of(
+            pack,
+            &skills_dir,
+            opts.variant.as_deref(),
+            &corpus_path,
+        )?),
     };
     let manifest_path = dir.join("manifest.json");
-    if opts.resume.is_some() && manifest_path.is_file() {
-        let text = std::fs::read_to_string(&manifest_path)?;
-        let earlier: Manifest = serde_json::from_str(&text)
-            .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
-        let conflicts = manifest.resume_conflicts(&earlier);
-        if !conflicts.is_empty() {
-            bail!(
-                "--resume {run_id}: {}: field(s) {} differ from this run's inputs; start a new run instead",
-                manifest_path.display(),
-                conflicts.join(", ")
-            );
-        }
-    }
-    std::fs::write(
-        &manifest_path,
-        serde_json::to_string_pretty(&manifest)? + "\n",
-    )?;
+    manifest::write_or_check(&manifest_path, &manifest, opts.resume.is_some())?;
 
     let done: BTreeSet<(String, Arm, u32)> = entries.iter().map(JournalEntry::key).collect();
     let units: Vec<Unit> = plan::plan(
