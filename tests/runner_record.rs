@@ -231,7 +231,20 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
     let fixtures = pack_dir.join("fixtures");
     let output = tempfile::tempdir().unwrap();
 
-    // Replay alone: no recordings yet, so every call is a gap and nothing is scored.
+    // Replay with no fixtures folder at all is a mistake (a misspelt path, say), named before
+    // anything runs.
+    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.output_root = output.path().to_path_buf();
+    let error = runner::check_inputs(&opts).unwrap_err().to_string();
+    assert!(
+        error.contains(&fixtures.display().to_string()) && error.contains("fixtures folder"),
+        "{error}"
+    );
+
+    // Replay from an empty folder: no recordings yet, so every call is a gap and nothing is
+    // scored.
+    std::fs::create_dir_all(&fixtures).unwrap();
     let before = run(
         &pack_dir,
         output.path(),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::fixtures::{gap_message, Fixture, FixtureStore};
-use super::pack::ToolSpec;
+use super::pack::{Pack, ToolSpec};
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use crate::tools::weather;
 
@@ -55,6 +55,24 @@ impl LiveServices {
             other => bail!("tool kind {other:?} has no live service to record from"),
         }
     }
+}
+
+/// The fixtures of a pack's tools, every file loaded and checked: a missing folder is an error
+/// unless the run records into it, and a typed tool's recording must be a body the tool can
+/// read. Runs call it before the model loads.
+pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureStore> {
+    let store = match mode {
+        RecordMode::Off => FixtureStore::load(pack.routes())?,
+        RecordMode::Gaps | RecordMode::All => FixtureStore::load_to_record(pack.routes())?,
+    };
+    for (file, fixture) in store.entries() {
+        let kind = pack.tools.iter().find(|t| t.name == fixture.tool);
+        if kind.is_some_and(|t| t.kind == weather::TOOL_NAME) {
+            weather::check_recorded(fixture.status, &fixture.body_text())
+                .map_err(|e| anyhow!("{}: field `body`: {e}", file.display()))?;
+        }
+    }
+    Ok(store)
 }
 
 /// Adds where an answer came from to what the tool said about it (a weather report's

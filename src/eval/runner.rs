@@ -9,7 +9,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{anyhow, bail};
 
 use super::corpus::Sample;
-use super::fixtures::FixtureStore;
 use super::journal::{self, Journal, JournalEntry};
 use super::judge;
 use super::manifest::{self, Manifest};
@@ -207,7 +206,7 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
 }
 
 /// Every check on the inputs a run does before it asks the model anything: the pack's skills
-/// tree, the variant, the corpus, `--category`, `--limit` and the fields laws read. The CLI
+/// tree, the variant, the corpus, `--category`, `--limit`, the fields laws read and the fixtures. The CLI
 /// calls it before loading the model, so that a mistake costs no load.
 pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
     arms(
@@ -219,6 +218,7 @@ pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
+    replay::load_fixtures(&opts.pack, opts.record)?;
     if let Some(run_id) = &opts.resume {
         journal::check_resume(&opts.output_root, run_id)?;
     }
@@ -349,7 +349,7 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
-    let store = Arc::new(FixtureStore::load(pack.routes())?);
+    let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
     let mut sampling = pack.sampling;
     sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
