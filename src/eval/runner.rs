@@ -209,6 +209,7 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
 /// tree, the variant, the corpus, `--category`, `--limit`, the fields laws read and the fixtures. The CLI
 /// calls it before loading the model, so that a mistake costs no load.
 pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
+    super::pack::check_sampling_flags(opts.temperature, opts.top_k, opts.top_p)?;
     arms(
         &opts.pack,
         opts.skills_dir.as_deref(),
