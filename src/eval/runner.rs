@@ -127,8 +127,7 @@ pub fn arms(
             aa: true,
         });
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("{}: cannot read variant: {e}", path.display()))?;
+    let text = crate::harness::skills::read_variant(path)?;
     let baseline = match pack.skills(skills_dir) {
         Ok(tree) => tree,
         Err(absent) => {
@@ -137,7 +136,7 @@ pub fn arms(
             if tree.get(&pack.skill).is_some() {
                 return Err(absent);
             }
-            if !text.trim_start_matches('\u{feff}').starts_with("---") {
+            if !crate::harness::skills::has_front_matter(&text) {
                 bail!(
                     "{}: front matter: the variant has none, and skill {:?} is not in the baseline tree {}, so there is no skill to lay it over; start the file with front matter (`name: {}`, `description`) to add the skill",
                     path.display(),
