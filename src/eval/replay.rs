@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::fixtures::{gap_message, Fixture, FixtureStore};
+use super::journal::JournalEntry;
 use super::pack::{Pack, ToolSpec};
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
+use crate::harness::transcript::Transcript;
 use crate::tools::weather;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -142,14 +144,15 @@ fn answer(
                     Err(e) => add_meta(out, json!({"record_error": e.to_string()})),
                 }
             }
-            // A failed recording leaves the old answer in place, or a gap.
+            // A failed recording leaves the old answer in place, or tells the model the
+            // service failed; either way the unit is an error (`recording_failure`).
             Err(e) => match recorded {
                 Some((path, fixture)) => add_meta(
                     render_recorded(spec, args, &fixture),
                     json!({"fixture": path.display().to_string(), "record_error": e.to_string()}),
                 ),
-                None => ToolOutput::error(gap_message(&spec.name, args))
-                    .with_meta(json!({"gap": true, "record_error": e.to_string()})),
+                None => ToolOutput::error(format!("The service could not be reached: {e}."))
+                    .with_meta(json!({"record_error": e.to_string()})),
             },
         };
     }
@@ -159,6 +162,37 @@ fn answer(
             json!({"fixture": path.display().to_string()}),
         ),
         None => ToolOutput::error(gap_message(&spec.name, args)).with_meta(json!({"gap": true})),
+    }
+}
+
+/// Why the first failed recording of a transcript failed, if one did: such a unit is an error,
+/// not a gap, so that a recording run without a network cannot pass as a quiet one.
+pub fn recording_failure(transcript: &Transcript) -> Option<String> {
+    transcript.calls().find_map(|call| {
+        call.meta
+            .get("record_error")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    })
+}
+
+/// A recording run in which recordings were tried and none succeeded is an error that gives the
+/// first failure's reason; some failures among successes are counted in the report instead.
+pub fn check_recordings(entries: &[JournalEntry]) -> anyhow::Result<()> {
+    let calls = || entries.iter().flat_map(|e| e.transcript.calls());
+    let recorded = calls().filter(|c| c.meta.get("recorded").is_some()).count();
+    let failed: Vec<String> = entries
+        .iter()
+        .filter_map(|e| recording_failure(&e.transcript))
+        .collect();
+    match failed.first() {
+        Some(first) if recorded == 0 => bail!(
+            "--record: all {} recording(s) failed, none was kept; the first: {first}",
+            calls()
+                .filter(|c| c.meta.get("record_error").is_some())
+                .count()
+        ),
+        _ => Ok(()),
     }
 }
 

@@ -329,7 +329,7 @@ pub fn run_unit(
         errored: matches!(
             transcript.stop,
             crate::harness::transcript::StopReason::Error(_)
-        ),
+        ) || replay::recording_failure(&transcript).is_some(),
         judgement,
         transcript,
     }
@@ -510,6 +510,8 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         dir.join("report.md"),
         report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
     )?;
+    replay::check_recordings(&entries)
+        .map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
     Ok(RunResult {
         run_id,
         dir,
