@@ -1,5 +1,6 @@
 //! Turns a pack's tools into harness tools answered from fixtures, or from the live service
-//! when recording.
+//! when recording; loads and checks a pack's fixtures; finds failed recordings, which are errors
+//! of their unit.
 
 use std::sync::Arc;
 
