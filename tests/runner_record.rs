@@ -231,7 +231,20 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
     let fixtures = pack_dir.join("fixtures");
     let output = tempfile::tempdir().unwrap();
 
-    // Replay alone: no recordings yet, so every call is a gap and nothing is scored.
+    // Replay with no fixtures folder at all is a mistake (a misspelt path, say), named before
+    // anything runs.
+    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.output_root = output.path().to_path_buf();
+    let error = runner::check_inputs(&opts).unwrap_err().to_string();
+    assert!(
+        error.contains(&fixtures.display().to_string()) && error.contains("fixtures folder"),
+        "{error}"
+    );
+
+    // Replay from an empty folder: no recordings yet, so every call is a gap and nothing is
+    // scored.
+    std::fs::create_dir_all(&fixtures).unwrap();
     let before = run(
         &pack_dir,
         output.path(),
@@ -349,4 +362,44 @@ fn recording_everything_asks_again_and_replaces_hand_made_answers() {
     assert!(replaced.recorded_from_live);
     assert_eq!((replaced.status, replaced.note), (200, None));
     assert_eq!(fixture_files(&fixtures).len(), 3);
+}
+
+#[test]
+fn a_recording_run_where_every_recording_fails_is_an_error_with_the_first_reason() {
+    let (_temp, pack_dir) = copy_pack("weather_record");
+    let output = tempfile::tempdir().unwrap();
+    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+    let samples = pack.corpus(None).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.repeats = 1;
+    opts.output_root = output.path().to_path_buf();
+    opts.record = RecordMode::Gaps;
+    opts.live = unreachable_service();
+    opts.control = false;
+    let replies = script_for(&samples, 1, false, true, 0, asks_for_the_location);
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let error = match runner::run(&mut backend, &opts) {
+        Ok(_) => panic!("a run whose every recording failed exited cleanly"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        error.contains("--record") && error.contains("failed") && error.contains("127.0.0.1"),
+        "{error}"
+    );
+    assert!(
+        !pack_dir.join("fixtures").exists() || fixture_files(&pack_dir.join("fixtures")).is_empty()
+    );
+
+    // Every unit is an error, counted in the report, not a quiet gap.
+    let run_dir = std::fs::read_dir(output.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let entries = skilleval::eval::journal::read(&run_dir.join("journal.jsonl")).unwrap();
+    assert!(!entries.is_empty());
+    assert!(entries.iter().all(|e| e.errored && !e.gapped));
+    let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
+    assert!(report.contains("Errored units"), "{report}");
 }

@@ -183,7 +183,14 @@ pub fn table(summary: &BenchSummary) -> String {
             column.set_cell_alignment(CellAlignment::Right);
         }
     }
-    table.to_string()
+    let mut text = table.to_string();
+    if summary.total.unknown_ids > 0 {
+        text.push_str(&format!(
+            "\n{} result line(s) have an id the corpus does not hold; they count as wrong.",
+            summary.total.unknown_ids
+        ));
+    }
+    text
 }
 
 #[cfg(test)]

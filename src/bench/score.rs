@@ -62,14 +62,21 @@ pub fn write_result_file(
 
 pub fn read_result_file(path: &Path) -> anyhow::Result<Vec<ResultLine>> {
     let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    text.lines()
+    let lines: Vec<ResultLine> = text
+        .lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(i, line)| {
-            serde_json::from_str(line)
-                .with_context(|| format!("{}:{}: not a result line", path.display(), i + 1))
+            serde_json::from_str(line).map_err(|e| {
+                anyhow::anyhow!("{}:{}: not a result line: {e}", path.display(), i + 1)
+            })
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    // Scored, an empty file would read as 0% rather than as nothing run.
+    if lines.is_empty() {
+        bail!("{}: the result file holds no result lines", path.display());
+    }
+    Ok(lines)
 }
 
 /// Result files for the known categories anywhere under `dir`, by category.

@@ -15,7 +15,6 @@ use clap::Args;
 use serde_json::json;
 
 use super::{ModelArgs, RecordWhat};
-use crate::eval::fixtures::FixtureStore;
 use crate::eval::pack::Pack;
 use crate::eval::replay::{self, LiveServices, RecordMode};
 use crate::harness::agent::{self, AgentRequest, Budgets};
@@ -90,7 +89,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
     let registry = match &pack {
         Some(pack) => replay::build_registry(
             &pack.tools,
-            Arc::new(FixtureStore::load(pack.routes())?),
+            Arc::new(replay::load_fixtures(pack, mode)?),
             mode,
             LiveServices::default(),
         ),

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::ModelArgs;
-use crate::eval::fixtures::FixtureStore;
 use crate::eval::judge;
 use crate::eval::manifest;
 use crate::eval::pack::Pack;
+use crate::eval::replay::{self, RecordMode};
 use crate::harness::backend::llama::{self, LlamaBackend};
 use crate::harness::backend::Backend;
 use crate::model_path;
@@ -209,7 +209,7 @@ fn check_pack(path: &Path) -> anyhow::Result<String> {
             )
         })?;
     }
-    let fixtures = FixtureStore::load(pack.routes())?;
+    let fixtures = replay::load_fixtures(&pack, RecordMode::Off)?;
     Ok(format!(
         "ok: skill {}, {} samples in {} categories, {} fixtures",
         pack.skill,

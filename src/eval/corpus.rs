@@ -69,6 +69,8 @@ fn parse_messages(value: &Value, at: &str) -> anyhow::Result<Vec<Message>> {
 pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
     let mut samples = Vec::new();
     let mut seen = BTreeSet::new();
+    // Editors on some systems open a file with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;

@@ -125,8 +125,19 @@ pub struct FixtureStore {
 }
 
 impl FixtureStore {
-    /// Loads every `*.json` of each route's folder; a file whose tool has no route is an error.
+    /// Loads every `*.json` (any case) of each route's folder; a missing folder, a file that
+    /// is not a fixture and a file whose tool has no route are errors naming the file.
     pub fn load(routes: Vec<Route>) -> anyhow::Result<Self> {
+        Self::load_with(routes, false)
+    }
+
+    /// [`FixtureStore::load`] for a recording run: a missing folder is where the first
+    /// recording will go.
+    pub fn load_to_record(routes: Vec<Route>) -> anyhow::Result<Self> {
+        Self::load_with(routes, true)
+    }
+
+    fn load_with(routes: Vec<Route>, missing_is_empty: bool) -> anyhow::Result<Self> {
         let store = FixtureStore {
             routes: routes.into_iter().map(|r| (r.tool.clone(), r)).collect(),
             entries: Mutex::new(BTreeMap::new()),
@@ -134,19 +145,25 @@ impl FixtureStore {
         let dirs: std::collections::BTreeSet<PathBuf> =
             store.routes.values().map(|r| r.dir.clone()).collect();
         for dir in dirs {
-            let Ok(read) = std::fs::read_dir(&dir) else {
-                continue; // No folder yet: every call is a gap until one is recorded.
+            let read = match std::fs::read_dir(&dir) {
+                Ok(read) => read,
+                Err(e) if missing_is_empty && e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => bail!(
+                    "{}: cannot read fixtures folder: {e} (record into it with --record)",
+                    dir.display()
+                ),
             };
             let mut files: Vec<PathBuf> = read
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .filter(|p| is_fixture_file(p))
                 .collect();
             files.sort();
             for file in files {
                 let text = std::fs::read_to_string(&file)
                     .map_err(|e| anyhow!("{}: cannot read: {e}", file.display()))?;
-                let fixture: Fixture = serde_json::from_str(&text)
+                let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+                let fixture: Fixture = serde_json::from_str(text)
                     .map_err(|e| anyhow!("{}: not a fixture: {e}", file.display()))?;
                 let Some(route) = store.routes.get(&fixture.tool) else {
                     bail!(
@@ -225,6 +242,15 @@ impl FixtureStore {
         entries.insert((fixture.tool.clone(), key), (path.clone(), fixture));
         Ok(path)
     }
+}
+
+/// A file ending in `.json`, whatever its case (`.JSON` from another system counts too).
+pub fn is_fixture_file(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
 }
 
 fn unused_path(dir: &Path, stem: &str) -> PathBuf {

@@ -1,12 +1,13 @@
 //! The run journal: one JSON line per finished sample, flushed as it is written, so an
-//! interrupted run keeps everything it finished and `--resume` can skip it.
+//! interrupted run keeps everything it finished and `--resume` can skip it. A run folder is
+//! locked while a process runs in it.
 
 use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::anyhow;
+use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use super::judge::Judgement;
@@ -48,22 +49,18 @@ impl Journal {
             path: path.to_path_buf(),
             file,
         };
-        // An interruption can leave a last line without its line break. A whole entry gets its
-        // break; a cut one is dropped (`read` dropped it too, so the sample runs again). Left
-        // in place, it would sit in the middle once new lines follow, and make the journal
-        // unreadable for the next `--resume`.
-        let text = std::fs::read(path)
+        // An interruption can leave a last line cut short, or whole but without its line
+        // break. A cut one is dropped (`read` dropped it too, so the sample runs again); a whole
+        // one gets its break. Left in place, either would sit in the middle once new lines
+        // follow, and make the journal unreadable for the next `--resume`.
+        let bytes = std::fs::read(path)
             .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
-        if text.last().is_some_and(|b| *b != b'\n') {
-            let start = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-            let whole = serde_json::from_slice::<JournalEntry>(&text[start..]).is_ok();
-            let fixed = if whole {
-                journal.file.write_all(b"\n")
-            } else {
-                journal.file.set_len(start as u64)
-            };
-            fixed.map_err(|e| anyhow!("{}: cannot repair journal: {e}", path.display()))?;
-        }
+        let fixed = match torn_tail(&bytes) {
+            Some(torn) => journal.file.set_len(torn.offset as u64),
+            None if bytes.last().is_some_and(|b| *b != b'\n') => journal.file.write_all(b"\n"),
+            None => Ok(()),
+        };
+        fixed.map_err(|e| anyhow!("{}: cannot repair journal: {e}", path.display()))?;
         Ok(journal)
     }
 
@@ -77,33 +74,182 @@ impl Journal {
     }
 }
 
-/// Reads a journal. A last line cut short by an interruption is dropped; any other bad line is an error.
-pub fn read(path: &Path) -> anyhow::Result<Vec<JournalEntry>> {
-    let file =
-        File::open(path).map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
-    let lines: Vec<String> = BufReader::new(file).lines().collect::<Result<_, _>>()?;
+/// A last line that is not a journal entry: what a kill or a full disk leaves mid-write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornLine {
+    /// 1-based line number.
+    pub line: usize,
+    /// Where the line starts in the file.
+    pub offset: usize,
+    /// Its length, line break aside.
+    pub bytes: usize,
+}
+
+impl std::fmt::Display for TornLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {} ({} bytes) was cut short by an interruption and is dropped; its sample runs again",
+            self.line, self.bytes
+        )
+    }
+}
+
+/// Lines as bytes, with their 1-based numbers and offsets; a final empty piece (after the
+/// last line break) is left out.
+fn byte_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, usize, &[u8])> {
+    let mut offset = 0;
+    bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(move |(index, line)| {
+            let start = offset;
+            offset += line.len() + 1;
+            (index + 1, start, line)
+        })
+        .filter(|(_, start, line)| !(line.is_empty() && *start >= bytes.len()))
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// The last non-blank line, when it is not a journal entry. Its bytes may be anything, a
+/// multi-byte character cut in two included.
+fn torn_tail(bytes: &[u8]) -> Option<TornLine> {
+    let (line, offset, text) = byte_lines(bytes).filter(|(_, _, l)| !is_blank(l)).last()?;
+    serde_json::from_slice::<JournalEntry>(text)
+        .is_err()
+        .then_some(TornLine {
+            line,
+            offset,
+            bytes: text.len(),
+        })
+}
+
+/// Parses a journal's bytes. A torn last line is dropped and returned; any other line that is
+/// not an entry is an error naming its line. A sample finished twice counts once.
+pub fn parse(bytes: &[u8]) -> Result<(Vec<JournalEntry>, Option<TornLine>), String> {
+    let torn = torn_tail(bytes);
     let mut entries = Vec::new();
     let mut seen = BTreeSet::new();
-    for (i, line) in lines.iter().enumerate() {
-        if line.trim().is_empty() {
+    for (line, offset, text) in byte_lines(bytes) {
+        if is_blank(text) || torn.as_ref().is_some_and(|t| t.offset == offset) {
             continue;
         }
-        match serde_json::from_str::<JournalEntry>(line) {
-            Ok(entry) => {
-                // A sample finished twice (a resumed run racing an old one) counts once.
-                if seen.insert(entry.key()) {
-                    entries.push(entry);
-                }
-            }
-            Err(_) if i + 1 == lines.len() => break,
-            Err(e) => {
-                return Err(anyhow!(
-                    "{}:{}: not a journal entry: {e}",
-                    path.display(),
-                    i + 1
-                ))
-            }
+        let entry = serde_json::from_slice::<JournalEntry>(text)
+            .map_err(|e| format!("{line}: not a journal entry: {e}"))?;
+        if seen.insert(entry.key()) {
+            entries.push(entry);
         }
     }
+    Ok((entries, torn))
+}
+
+/// Reads a journal. A last line cut short by an interruption is dropped, with a warning on
+/// stderr; any other bad line is an error naming the file and the line.
+pub fn read(path: &Path) -> anyhow::Result<Vec<JournalEntry>> {
+    let bytes =
+        std::fs::read(path).map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
+    let (entries, torn) = parse(&bytes).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    if let Some(torn) = torn {
+        eprintln!("warning: {}: {torn}", path.display());
+    }
     Ok(entries)
+}
+
+/// The name of the lock file in a run folder.
+pub const LOCK_FILE: &str = "run.lock";
+
+/// A run folder held by this process: created for a new run, or found with its journal for a
+/// resumed one, and locked either way, so that two processes never append to one journal.
+/// The lock is the operating system's, released when the process ends, however it ends.
+pub struct RunFolder {
+    pub dir: PathBuf,
+    /// What the journal already holds (empty for a new run).
+    pub entries: Vec<JournalEntry>,
+    _lock: File,
+}
+
+impl RunFolder {
+    /// Creates `output_root/run_id` for a new run (an existing folder is an error), or opens it
+    /// to resume.
+    pub fn open(output_root: &Path, run_id: &str, resume: bool) -> anyhow::Result<RunFolder> {
+        let dir = output_root.join(run_id);
+        if resume {
+            check_resume(output_root, run_id)?;
+        } else {
+            check_run_id(run_id)?;
+            std::fs::create_dir_all(output_root).map_err(|e| {
+                anyhow!(
+                    "{}: cannot create output folder: {e}",
+                    output_root.display()
+                )
+            })?;
+            std::fs::create_dir(&dir).map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => {
+                    anyhow!("{}: a run with this id exists already", dir.display())
+                }
+                _ => anyhow!("{}: cannot create run folder: {e}", dir.display()),
+            })?;
+        }
+        let lock = lock(&dir)?;
+        let entries = if resume {
+            read(&dir.join(JOURNAL_FILE))?
+        } else {
+            Vec::new()
+        };
+        Ok(RunFolder {
+            dir,
+            entries,
+            _lock: lock,
+        })
+    }
+}
+
+/// The journal's name in a run folder.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// What `--resume RUN_ID` needs: a valid id and a journal to continue; checked before the model
+/// loads.
+pub fn check_resume(output_root: &Path, run_id: &str) -> anyhow::Result<()> {
+    check_run_id(run_id).map_err(|e| anyhow!("--resume: {e}"))?;
+    let journal = output_root.join(run_id).join(JOURNAL_FILE);
+    if !journal.is_file() {
+        bail!("--resume {run_id}: {} does not exist", journal.display());
+    }
+    Ok(())
+}
+
+/// A run id becomes a folder name: letters, digits, `-` and `_` only, so that it can never
+/// reach outside the output folder.
+pub fn check_run_id(run_id: &str) -> anyhow::Result<()> {
+    if run_id.is_empty()
+        || !run_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        bail!("run id {run_id:?}: use letters, digits, `-` and `_` only");
+    }
+    Ok(())
+}
+
+fn lock(dir: &Path) -> anyhow::Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| anyhow!("{}: cannot open lock file: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "{}: another skilleval process is running in this run folder; wait for it to end",
+            dir.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            bail!("{}: cannot lock: {e}", path.display())
+        }
+    }
 }

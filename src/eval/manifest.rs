@@ -1,11 +1,17 @@
-//! `manifest.json`: everything that enters the promise "same inputs, same transcripts".
+//! `manifest.json`: everything that enters the promise "same inputs, same transcripts", and
+//! the check that a resumed run still has the same inputs (the manifest itself stays as the
+//! run began).
 
+use std::collections::BTreeSet;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::pack::Pack;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
 
@@ -44,6 +50,78 @@ pub struct Manifest {
     #[serde(default = "one")]
     pub parallel: usize,
     pub started_unix: u64,
+    /// Hashes of every input file, checked by `--resume`; none in manifests older than them.
+    #[serde(default)]
+    pub inputs: Option<InputHashes>,
+}
+
+/// SHA-256 of every file that enters a run: a resumed run must find them unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputHashes {
+    /// `pack.toml`, whole: laws, tools, budgets, examples, instructions.
+    pub pack: String,
+    /// Every file of the baseline skills tree, by its path in the tree.
+    pub skills: String,
+    pub variant: Option<String>,
+    pub corpus: String,
+    /// Every fixture file of every tool, by folder and name.
+    pub fixtures: String,
+}
+
+impl InputHashes {
+    pub fn of(
+        pack: &Pack,
+        skills_dir: &Path,
+        variant: Option<&Path>,
+        corpus: &Path,
+    ) -> anyhow::Result<InputHashes> {
+        let file = |path: &Path| {
+            file_sha256(path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))
+        };
+        let mut fixtures = Sha256::new();
+        let dirs: BTreeSet<PathBuf> = pack.tools.iter().map(|t| t.fixtures.clone()).collect();
+        for dir in &dirs {
+            fixtures.update(dir.display().to_string().as_bytes());
+            fixtures.update([0]);
+            if dir.is_dir() {
+                tree_digest(dir, dir, &mut fixtures)?;
+            }
+        }
+        let mut skills = Sha256::new();
+        tree_digest(skills_dir, skills_dir, &mut skills)?;
+        Ok(InputHashes {
+            pack: file(&pack.file)?,
+            skills: format!("{:x}", skills.finalize()),
+            variant: variant.map(file).transpose()?,
+            corpus: file(corpus)?,
+            fixtures: format!("{:x}", fixtures.finalize()),
+        })
+    }
+}
+
+/// Feeds every file under `dir` (path relative to `root`, then contents) to `hasher`, in
+/// name order, so the digest changes when any file is added, removed, renamed or edited.
+fn tree_digest(root: &Path, dir: &Path, hasher: &mut Sha256) -> anyhow::Result<()> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| anyhow!("{}: cannot read folder: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            tree_digest(root, &path, hasher)?;
+            continue;
+        }
+        let bytes =
+            std::fs::read(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+        let name = path.strip_prefix(root).unwrap_or(&path);
+        hasher.update(name.display().to_string().as_bytes());
+        hasher.update([0]);
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Ok(())
 }
 
 fn one() -> usize {
@@ -55,7 +133,24 @@ impl Manifest {
     /// experiments in one journal; the run size (samples, repeats) may change, since units
     /// are keyed by sample and repeat.
     pub fn resume_conflicts(&self, earlier: &Manifest) -> Vec<&'static str> {
+        let (now, then) = (self.inputs.as_ref(), earlier.inputs.as_ref());
+        let input = |f: fn(&InputHashes) -> Option<&String>| match (now, then) {
+            (Some(a), Some(b)) => f(a) == f(b),
+            _ => true, // An old manifest: reported once, below.
+        };
         let checks = [
+            (
+                "inputs (the manifest predates input hashes)",
+                then.is_some(),
+            ),
+            ("pack.toml", input(|h| Some(&h.pack))),
+            ("the skills tree", input(|h| Some(&h.skills))),
+            ("the variant", input(|h| h.variant.as_ref())),
+            ("the corpus", input(|h| Some(&h.corpus))),
+            ("the fixtures", input(|h| Some(&h.fixtures))),
+            ("parallel", self.parallel == earlier.parallel),
+            ("control", self.control == earlier.control),
+            ("record", self.record == earlier.record),
             ("pack", self.pack == earlier.pack),
             ("skill", self.skill == earlier.skill),
             (
@@ -68,6 +163,7 @@ impl Manifest {
             ),
             ("corpus_sha256", self.corpus_sha256 == earlier.corpus_sha256),
             ("model_sha256", self.model_sha256 == earlier.model_sha256),
+            ("backend", self.backend.name == earlier.backend.name),
             ("run_seed", self.run_seed == earlier.run_seed),
             ("sampling", self.sampling == earlier.sampling),
             ("budgets", self.budgets == earlier.budgets),
@@ -79,6 +175,35 @@ impl Manifest {
             .map(|(field, _)| field)
             .collect()
     }
+}
+
+/// Writes a new run's manifest; for a resumed run, checks the earlier one instead and leaves it
+/// as it is, refusing when any input differs.
+pub fn write_or_check(path: &Path, manifest: &Manifest, resume: bool) -> anyhow::Result<()> {
+    if !resume {
+        let text = serde_json::to_string_pretty(manifest)? + "\n";
+        return std::fs::write(path, text)
+            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        anyhow!(
+            "--resume {}: {}: {e}; without it the inputs cannot be checked",
+            manifest.run_id,
+            path.display()
+        )
+    })?;
+    let earlier: Manifest = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))?;
+    let conflicts = manifest.resume_conflicts(&earlier);
+    if !conflicts.is_empty() {
+        bail!(
+            "--resume {}: {}: changed since the run began: {}; start a new run instead",
+            manifest.run_id,
+            path.display(),
+            conflicts.join(", ")
+        );
+    }
+    Ok(())
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -163,6 +163,12 @@ impl Pack {
             }
         })?;
         let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        check_name(&raw.name).map_err(|e| {
+            anyhow!(
+                "{}: field `name`: {e}",
+                at_line(&shown, key_line(text, None, "name").as_ref())
+            )
+        })?;
         if raw.categories.is_empty() {
             bail!("{shown}: field `categories` is empty");
         }
@@ -263,6 +269,13 @@ impl Pack {
             sampling.top_k = s.top_k.unwrap_or(sampling.top_k);
             sampling.top_p = s.top_p.unwrap_or(sampling.top_p);
         }
+        check_sampling(&sampling).map_err(|(key, e)| {
+            let line = key_line(text, Some("sampling"), key);
+            anyhow!(
+                "{}: field `sampling.{key}`: {e}",
+                at_line(&shown, line.as_ref())
+            )
+        })?;
         let mut budgets = Budgets::default();
         if let Some(b) = &raw.budgets {
             budgets.max_rounds = b.max_rounds.unwrap_or(budgets.max_rounds);
@@ -273,6 +286,19 @@ impl Pack {
                 .max_tokens_per_round
                 .unwrap_or(budgets.max_tokens_per_round);
             budgets.tool_output_chars = b.tool_output_chars.unwrap_or(budgets.tool_output_chars);
+        }
+        for (key, value) in [
+            ("max_rounds", budgets.max_rounds),
+            ("max_generated_tokens", budgets.max_generated_tokens),
+            ("max_tokens_per_round", budgets.max_tokens_per_round),
+        ] {
+            if value == 0 {
+                let line = key_line(text, Some("budgets"), key);
+                bail!(
+                    "{}: field `budgets.{key}`: must be at least 1 (0 leaves the model no room to answer)",
+                    at_line(&shown, line.as_ref())
+                );
+            }
         }
         for t in &mut tools {
             t.fixtures = dir.join(&t.fixtures);
@@ -372,6 +398,79 @@ impl Pack {
             })
             .collect()
     }
+}
+
+/// A pack's name becomes part of run folder names: letters, digits, `-` and `_` only, so that
+/// it can never reach outside the output folder.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a valid pack name: use letters, digits, `-` and `_` only"
+        ))
+    }
+}
+
+/// Sampling settings the sampler can honour as given: it would otherwise clamp them silently
+/// (or, for a temperature that is not a number, break the manifest). Errors name the key.
+pub fn check_sampling(s: &Sampling) -> Result<(), (&'static str, String)> {
+    if !s.temperature.is_finite() || s.temperature < 0.0 {
+        return Err((
+            "temperature",
+            format!("{} must be a number from 0 (greedy) up", s.temperature),
+        ));
+    }
+    if s.top_k < 1 {
+        return Err(("top_k", format!("{} must be at least 1", s.top_k)));
+    }
+    if !(s.top_p > 0.0 && s.top_p <= 1.0) {
+        return Err((
+            "top_p",
+            format!("{} must be above 0 and at most 1", s.top_p),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `--temperature`, `--top-k` and `--top-p` as [`check_sampling`] checks the pack's.
+pub fn check_sampling_flags(
+    temperature: Option<f32>,
+    top_k: Option<i32>,
+    top_p: Option<f32>,
+) -> anyhow::Result<()> {
+    let fine = Sampling::default();
+    let flags = Sampling {
+        temperature: temperature.unwrap_or(fine.temperature),
+        top_k: top_k.unwrap_or(fine.top_k),
+        top_p: top_p.unwrap_or(fine.top_p),
+        ..fine
+    };
+    check_sampling(&flags).map_err(|(key, e)| anyhow!("--{}: {e}", key.replace('_', "-")))
+}
+
+/// The 1-based line of `key = …` in the table `[table]` (or before any table), if written so.
+fn key_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
+    let mut current: Option<String> = None;
+    for (index, line) in text.lines().enumerate() {
+        let code = line.split('#').next().unwrap_or("").trim();
+        if code.starts_with('[') {
+            current = Some(code.trim_matches(['[', ']']).trim().to_string());
+            continue;
+        }
+        let here = current.as_deref() == table;
+        let key_here = code
+            .split_once('=')
+            .is_some_and(|(k, _)| k.trim().trim_matches('"') == key);
+        if here && key_here {
+            return Some(index + 1);
+        }
+    }
+    None
 }
 
 /// `file:line` when the line is known, else the file alone.

@@ -1,5 +1,6 @@
 //! Turns a pack's tools into harness tools answered from fixtures, or from the live service
-//! when recording.
+//! when recording; loads and checks a pack's fixtures; finds failed recordings, which are errors
+//! of their unit.
 
 use std::sync::Arc;
 
@@ -8,8 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::fixtures::{gap_message, Fixture, FixtureStore};
-use super::pack::ToolSpec;
+use super::journal::JournalEntry;
+use super::pack::{Pack, ToolSpec};
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
+use crate::harness::transcript::Transcript;
 use crate::tools::weather;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +58,24 @@ impl LiveServices {
             other => bail!("tool kind {other:?} has no live service to record from"),
         }
     }
+}
+
+/// The fixtures of a pack's tools, every file loaded and checked: a missing folder is an error
+/// unless the run records into it, and a typed tool's recording must be a body the tool can
+/// read. Runs call it before the model loads.
+pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureStore> {
+    let store = match mode {
+        RecordMode::Off => FixtureStore::load(pack.routes())?,
+        RecordMode::Gaps | RecordMode::All => FixtureStore::load_to_record(pack.routes())?,
+    };
+    for (file, fixture) in store.entries() {
+        let kind = pack.tools.iter().find(|t| t.name == fixture.tool);
+        if kind.is_some_and(|t| t.kind == weather::TOOL_NAME) {
+            weather::check_recorded(fixture.status, &fixture.body_text())
+                .map_err(|e| anyhow!("{}: field `body`: {e}", file.display()))?;
+        }
+    }
+    Ok(store)
 }
 
 /// Adds where an answer came from to what the tool said about it (a weather report's
@@ -124,14 +145,15 @@ fn answer(
                     Err(e) => add_meta(out, json!({"record_error": e.to_string()})),
                 }
             }
-            // A failed recording leaves the old answer in place, or a gap.
+            // A failed recording leaves the old answer in place, or tells the model the
+            // service failed; either way the unit is an error (`recording_failure`).
             Err(e) => match recorded {
                 Some((path, fixture)) => add_meta(
                     render_recorded(spec, args, &fixture),
                     json!({"fixture": path.display().to_string(), "record_error": e.to_string()}),
                 ),
-                None => ToolOutput::error(gap_message(&spec.name, args))
-                    .with_meta(json!({"gap": true, "record_error": e.to_string()})),
+                None => ToolOutput::error(format!("The service could not be reached: {e}."))
+                    .with_meta(json!({"record_error": e.to_string()})),
             },
         };
     }
@@ -141,6 +163,37 @@ fn answer(
             json!({"fixture": path.display().to_string()}),
         ),
         None => ToolOutput::error(gap_message(&spec.name, args)).with_meta(json!({"gap": true})),
+    }
+}
+
+/// Why the first failed recording of a transcript failed, if one did: such a unit is an error,
+/// not a gap, so that a recording run without a network cannot pass as a quiet one.
+pub fn recording_failure(transcript: &Transcript) -> Option<String> {
+    transcript.calls().find_map(|call| {
+        call.meta
+            .get("record_error")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    })
+}
+
+/// A recording run in which recordings were tried and none succeeded is an error that gives the
+/// first failure's reason; some failures among successes are counted in the report instead.
+pub fn check_recordings(entries: &[JournalEntry]) -> anyhow::Result<()> {
+    let calls = || entries.iter().flat_map(|e| e.transcript.calls());
+    let recorded = calls().filter(|c| c.meta.get("recorded").is_some()).count();
+    let failed: Vec<String> = entries
+        .iter()
+        .filter_map(|e| recording_failure(&e.transcript))
+        .collect();
+    match failed.first() {
+        Some(first) if recorded == 0 => bail!(
+            "--record: all {} recording(s) failed, none was kept; the first: {first}",
+            calls()
+                .filter(|c| c.meta.get("record_error").is_some())
+                .count()
+        ),
+        _ => Ok(()),
     }
 }
 

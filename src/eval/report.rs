@@ -36,6 +36,9 @@ pub fn table(summary: &Summary) -> String {
     out.push_str(&format!("{}\n", comparison_title(wording)));
     out.push_str(&terminal_table(wording, &rows_of(wording), true));
     out.push_str(&format!("\n{}\n", wording_statement(summary)));
+    if let Some(errors) = errored_statement(summary) {
+        out.push_str(&format!("{errors}\n"));
+    }
     for comparison in summary.skill_effect.iter().chain([wording]) {
         if !comparison.laws.is_empty() {
             out.push_str(&format!(
@@ -70,6 +73,9 @@ pub fn markdown(summary: &Summary, title: &str, settings: &str) -> String {
     let wording = &summary.wording;
     out.push_str(&format!("\n## {}\n\n", comparison_title(wording)));
     out.push_str(&format!("**{}**\n\n", wording_statement(summary)));
+    if let Some(errors) = errored_statement(summary) {
+        out.push_str(&format!("**{errors}**\n\n"));
+    }
     out.push_str(&markdown_table(wording, &rows_of(wording), true));
     if wording.total.unpaired_runs > 0 {
         out.push_str(&format!(
@@ -310,6 +316,26 @@ fn wording_statement(summary: &Summary) -> String {
         );
     }
     text
+}
+
+/// Units that errored (the backend failed, or a recording did), which count as failures: said
+/// aloud, since a rate alone does not show them.
+fn errored_statement(summary: &Summary) -> Option<String> {
+    let wording = &summary.wording.total;
+    let mut parts = Vec::new();
+    if let Some(skill) = &summary.skill_effect {
+        parts.push(("control", skill.total.reference.errored));
+    }
+    parts.push(("baseline", wording.reference.errored));
+    parts.push(("variant", wording.treatment.errored));
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    (total > 0).then(|| {
+        let counts: Vec<String> = parts.iter().map(|(arm, n)| format!("{arm} {n}")).collect();
+        format!(
+            "Errored units (counted as failures; the journal holds why): {}.",
+            counts.join(", ")
+        )
+    })
 }
 
 fn legend(summary: &Summary) -> String {

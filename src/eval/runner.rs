@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::{anyhow, bail, Context as _};
+use anyhow::{anyhow, bail};
 
 use super::corpus::Sample;
-use super::fixtures::FixtureStore;
 use super::journal::{self, Journal, JournalEntry};
 use super::judge;
 use super::manifest::{self, Manifest};
@@ -128,8 +127,7 @@ pub fn arms(
             aa: true,
         });
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("{}: cannot read variant: {e}", path.display()))?;
+    let text = crate::harness::skills::read_variant(path)?;
     let baseline = match pack.skills(skills_dir) {
         Ok(tree) => tree,
         Err(absent) => {
@@ -138,7 +136,7 @@ pub fn arms(
             if tree.get(&pack.skill).is_some() {
                 return Err(absent);
             }
-            if !text.trim_start_matches('\u{feff}').starts_with("---") {
+            if !crate::harness::skills::has_front_matter(&text) {
                 bail!(
                     "{}: front matter: the variant has none, and skill {:?} is not in the baseline tree {}, so there is no skill to lay it over; start the file with front matter (`name: {}`, `description`) to add the skill",
                     path.display(),
@@ -207,9 +205,10 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
 }
 
 /// Every check on the inputs a run does before it asks the model anything: the pack's skills
-/// tree, the variant, the corpus, `--category`, `--limit` and the fields laws read. The CLI
+/// tree, the variant, the corpus, `--category`, `--limit`, the fields laws read and the fixtures. The CLI
 /// calls it before loading the model, so that a mistake costs no load.
 pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
+    super::pack::check_sampling_flags(opts.temperature, opts.top_k, opts.top_p)?;
     arms(
         &opts.pack,
         opts.skills_dir.as_deref(),
@@ -218,6 +217,10 @@ pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
     select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
+    }
+    replay::load_fixtures(&opts.pack, opts.record)?;
+    if let Some(run_id) = &opts.resume {
+        journal::check_resume(&opts.output_root, run_id)?;
     }
     Ok(())
 }
@@ -326,7 +329,7 @@ pub fn run_unit(
         errored: matches!(
             transcript.stop,
             crate::harness::transcript::StopReason::Error(_)
-        ),
+        ) || replay::recording_failure(&transcript).is_some(),
         judgement,
         transcript,
     }
@@ -346,7 +349,7 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
-    let store = Arc::new(FixtureStore::load(pack.routes())?);
+    let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
     let mut sampling = pack.sampling;
     sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
@@ -357,24 +360,10 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         Some(id) => id.clone(),
         None => unused_run_id(&opts.output_root, &new_run_id(&pack.name)),
     };
-    let dir = opts.output_root.join(&run_id);
-    let journal_path = dir.join("journal.jsonl");
-    let mut entries = if opts.resume.is_some() {
-        if !journal_path.is_file() {
-            bail!(
-                "--resume {run_id}: {} does not exist",
-                journal_path.display()
-            );
-        }
-        journal::read(&journal_path)?
-    } else {
-        if dir.exists() {
-            bail!("{}: a run with this id exists already", dir.display());
-        }
-        Vec::new()
-    };
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("{}: cannot create run folder", dir.display()))?;
+    let mut folder = journal::RunFolder::open(&opts.output_root, &run_id, opts.resume.is_some())?;
+    let dir = folder.dir.clone();
+    let journal_path = dir.join(journal::JOURNAL_FILE);
+    let mut entries = std::mem::take(&mut folder.entries);
 
     let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
     let corpus_text = std::fs::read_to_string(&corpus_path).unwrap_or_default();
@@ -424,25 +413,15 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
+        inputs: Some(manifest::InputHashes::of(
+            pack,
+            &skills_dir,
+            opts.variant.as_deref(),
+            &corpus_path,
+        )?),
     };
     let manifest_path = dir.join("manifest.json");
-    if opts.resume.is_some() && manifest_path.is_file() {
-        let text = std::fs::read_to_string(&manifest_path)?;
-        let earlier: Manifest = serde_json::from_str(&text)
-            .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
-        let conflicts = manifest.resume_conflicts(&earlier);
-        if !conflicts.is_empty() {
-            bail!(
-                "--resume {run_id}: {}: field(s) {} differ from this run's inputs; start a new run instead",
-                manifest_path.display(),
-                conflicts.join(", ")
-            );
-        }
-    }
-    std::fs::write(
-        &manifest_path,
-        serde_json::to_string_pretty(&manifest)? + "\n",
-    )?;
+    manifest::write_or_check(&manifest_path, &manifest, opts.resume.is_some())?;
 
     let done: BTreeSet<(String, Arm, u32)> = entries.iter().map(JournalEntry::key).collect();
     let units: Vec<Unit> = plan::plan(
@@ -531,6 +510,8 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         dir.join("report.md"),
         report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
     )?;
+    replay::check_recordings(&entries)
+        .map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
     Ok(RunResult {
         run_id,
         dir,

@@ -106,8 +106,23 @@ pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, S
     let body = rest[end + 4..]
         .trim_start_matches(['-', '\r'])
         .trim_start_matches('\n');
-    let meta: SkillMeta =
-        serde_yaml::from_str(yaml).map_err(|e| anyhow!("{shown}: front matter: {e}"))?;
+    let meta: SkillMeta = serde_yaml::from_str(yaml).map_err(|e| {
+        // The YAML starts on the file's second line, after `---`.
+        let message = e.to_string();
+        match e.location() {
+            Some(at) => {
+                let message = message
+                    .rfind(" at line ")
+                    .map_or(message.as_str(), |cut| &message[..cut]);
+                anyhow!(
+                    "{shown}:{}: front matter: {message} (column {})",
+                    at.line() + 1,
+                    at.column()
+                )
+            }
+            None => anyhow!("{shown}: front matter: {message}"),
+        }
+    })?;
     if meta.name.trim().is_empty() {
         bail!("{shown}: front matter field `name` is empty");
     }
@@ -116,6 +131,45 @@ pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, S
     }
     let body = checked_body(body, source)?;
     Ok((meta, body))
+}
+
+/// Whether `SKILL.md` text opens with front matter: a line `---` followed by a `key:` line. A
+/// body may open with a `---` rule too, followed by anything else.
+pub fn has_front_matter(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next().map(str::trim_end) != Some("---") {
+        return false;
+    }
+    lines.next().is_some_and(|line| {
+        line.split_once(':').is_some_and(|(key, _)| {
+            !key.is_empty()
+                && key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+    })
+}
+
+/// Reads a variant: UTF-8 text with something to say. An empty, blank or binary file would
+/// otherwise be compared as a wording (an empty body is what the control arm measures).
+pub fn read_variant(path: &Path) -> anyhow::Result<String> {
+    let shown = path.display();
+    let bytes = std::fs::read(path).map_err(|e| anyhow!("{shown}: cannot read variant: {e}"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| anyhow!("{shown}: the variant is not UTF-8 text ({e})"))?;
+    if text.contains('\0') {
+        bail!("{shown}: the variant holds NUL bytes; it is not a text file");
+    }
+    let body = if has_front_matter(&text) {
+        parse_skill_md(&text, path)?.1
+    } else {
+        text.trim_start_matches('\u{feff}').trim().to_string()
+    };
+    if body.trim().is_empty() {
+        bail!("{shown}: the variant's body is empty; a wording needs some text");
+    }
+    Ok(text)
 }
 
 /// The body, trimmed, once its worked examples read cleanly.
@@ -209,7 +263,7 @@ impl SkillTree {
         source: &Path,
     ) -> anyhow::Result<SkillTree> {
         let mut tree = self.clone();
-        let has_front_matter = text.trim_start_matches('\u{feff}').starts_with("---");
+        let has_front_matter = has_front_matter(text);
         let base = self.skills.get(target);
         let skill = if has_front_matter {
             let (meta, body) = parse_skill_md(text, source)?;
@@ -232,7 +286,7 @@ impl SkillTree {
                 )
             })?;
             Skill {
-                body: checked_body(text, source)?,
+                body: checked_body(text.trim_start_matches('\u{feff}'), source)?,
                 source: source.to_path_buf(),
                 ..base.clone()
             }

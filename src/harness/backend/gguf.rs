@@ -94,6 +94,9 @@ impl<R: Read> Reader<R> {
 
 pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
     let shown = path.display();
+    if path.is_dir() {
+        bail!("{shown}: is a folder, not a model file; give the .gguf file inside it");
+    }
     let file = File::open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow!("{shown}: model file not found"),
         _ => anyhow!("{shown}: cannot open model file: {e}"),

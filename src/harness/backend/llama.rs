@@ -120,6 +120,16 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
                 path.display()
             )
         })?;
+    // A context past the trained length is never what was meant, and a huge one spends a long
+    // time allocating before llama.cpp fails without a reason.
+    let trained = model.n_ctx_train();
+    if options.n_ctx > trained && trained > 0 {
+        bail!(
+            "--ctx {}: {} was trained on contexts of at most {trained} tokens; ask for that or less",
+            options.n_ctx,
+            path.display()
+        );
+    }
     // The model lives as long as the process: contexts borrow it, and a run loads one model.
     let model: &'static LlamaModel = Box::leak(Box::new(model));
     let threads = if options.threads == 0 {

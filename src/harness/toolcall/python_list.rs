@@ -650,7 +650,11 @@ fn number(src: &str) -> Result<(Tok, usize), String> {
             return Err("complex numbers are not supported".into());
         }
         if next.is_alphanumeric() || next == '_' {
-            return Err(format!("invalid decimal literal {:?}", &src[..=len]));
+            // Up to the end of `next`, which may be more than one byte.
+            return Err(format!(
+                "invalid decimal literal {:?}",
+                &src[..len + next.len_utf8()]
+            ));
         }
     }
     let clean = text.replace('_', "");
@@ -1460,5 +1464,15 @@ mod tests {
         assert_eq!(py_float_repr(1e16), "1e+16");
         assert_eq!(py_float_repr(123456789012345.6), "123456789012345.6");
         assert_eq!(py_float_repr(-2.5e-7), "-2.5e-07");
+    }
+
+    /// Found by fuzzing: a number followed by a multi-byte letter was cut inside the letter
+    /// when the error quoted it.
+    #[test]
+    fn a_number_followed_by_a_multi_byte_letter_is_refused_not_a_panic() {
+        assert!(decode("7\u{062b}[: ").is_err());
+        let error = decode("[f(x=7\u{062b})]").unwrap_err();
+        assert!(error.contains("7\u{062b}"), "{error}");
+        let _ = parse("7\u{062b}[: ");
     }
 }

@@ -8,6 +8,9 @@ use std::time::Duration;
 
 pub const DEFAULT_BASE_URL: &str = "https://wttr.in";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a name lookup may take. A machine without a network can hang in the resolver for
+/// far longer than the request timeout, which does not cover the lookup.
+pub const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const MAX_BODY_BYTES: usize = 400_000;
 pub const USER_AGENT: &str = concat!("skilleval/", env!("CARGO_PKG_VERSION"));
 
@@ -122,11 +125,14 @@ impl WeatherService {
     /// `Fetched`; judging it is `render_result`'s job.
     pub fn fetch(&self, location: &str) -> Result<Fetched, FetchError> {
         let allow_loopback = self.allow_loopback;
+        let timeout = self.timeout;
         let agent = ureq::AgentBuilder::new()
             .timeout(self.timeout)
             .redirects(0)
             .user_agent(USER_AGENT)
-            .resolver(move |netloc: &str| resolve_public(netloc, allow_loopback))
+            .resolver(move |netloc: &str| {
+                resolve_within(netloc, RESOLVE_TIMEOUT.min(timeout), allow_loopback)
+            })
             .build();
         let response = match agent
             .get(&self.url_for(location))
@@ -208,6 +214,29 @@ fn is_timeout(err: &io::Error) -> bool {
         err.kind(),
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
     )
+}
+
+/// [`resolve_public`] on its own thread, given up after `limit`: the system resolver cannot be
+/// interrupted, so a lookup that hangs is left to finish on its own.
+pub fn resolve_within(
+    netloc: &str,
+    limit: Duration,
+    allow_loopback: bool,
+) -> io::Result<Vec<SocketAddr>> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let owned = netloc.to_string();
+    std::thread::spawn(move || {
+        let _ = send.send(resolve_public(&owned, allow_loopback));
+    });
+    receive.recv_timeout(limit).unwrap_or_else(|_| {
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!(
+                "looking up {netloc} took longer than {} (no network?)",
+                format_duration(limit)
+            ),
+        ))
+    })
 }
 
 /// Resolves `host:port` and refuses the answer if any address is not public (loopback aside, when

@@ -148,6 +148,26 @@ pub fn render_result(location: &str, status: u16, body: &str) -> ToolOutput {
     }))
 }
 
+/// Whether a recorded answer reads as the service's: any status but 200, a not-found message,
+/// or a `j1` JSON object. Anything else would reach the model as "No such place" or "could not
+/// be reached", hiding a broken fixture.
+pub fn check_recorded(status: u16, body: &str) -> Result<(), String> {
+    if status != 200 || looks_not_found(body) {
+        return Ok(());
+    }
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
+        return Err("status 200, but the body is not a JSON object (wttr.in's j1 answer)".into());
+    };
+    const J1_KEYS: [&str; 3] = ["current_condition", "nearest_area", "weather"];
+    if !J1_KEYS.iter().any(|k| object.contains_key(*k)) {
+        return Err(format!(
+            "status 200, but the body has none of wttr.in's j1 fields ({})",
+            J1_KEYS.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 fn looks_not_found(body: &str) -> bool {
     static PATTERN: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     PATTERN
