@@ -14,10 +14,9 @@ use crate::bench::Mode;
 use crate::eval::pack::Pack;
 use crate::eval::replay::RecordMode;
 use crate::eval::runner::{self, RunOptions};
-use crate::eval::scheduler::Profile;
 use crate::eval::{report, stats};
 
-use crate::harness::backend::batched::{BatchedEngine, BatchedHandle, BatchedOptions, EngineStats};
+use crate::harness::backend::batched::{BatchedEngine, BatchedHandle, BatchedOptions};
 use crate::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use crate::harness::backend::{Backend, GenRequest, Sampling};
 use crate::harness::template::{self, Family, Message};
@@ -91,8 +90,10 @@ impl ModelArgs {
     fn open(&self, parallel: usize) -> anyhow::Result<OpenModel> {
         Ok(if parallel > 1 {
             let engine = BatchedEngine::start(&BatchedOptions::new(self.options(), parallel))?;
-            let handle = engine.handle();
-            OpenModel::Batched(engine, handle)
+            OpenModel::Batched {
+                handle: engine.handle(),
+                _engine: engine,
+            }
         } else {
             OpenModel::Single(self.load()?)
         })
@@ -102,21 +103,18 @@ impl ModelArgs {
 /// A loaded model, ready for a run at the chosen `--parallel`.
 enum OpenModel {
     Single(LlamaBackend),
-    Batched(BatchedEngine, BatchedHandle),
+    Batched {
+        handle: BatchedHandle,
+        /// Kept for the run's length, as the owner of the serving thread.
+        _engine: BatchedEngine,
+    },
 }
 
 impl OpenModel {
     fn backend(&mut self) -> &mut dyn Backend {
         match self {
             OpenModel::Single(backend) => backend,
-            OpenModel::Batched(_, handle) => handle,
-        }
-    }
-
-    fn engine_stats(&self) -> Option<EngineStats> {
-        match self {
-            OpenModel::Single(_) => None,
-            OpenModel::Batched(engine, _) => Some(engine.stats()),
+            OpenModel::Batched { handle, .. } => handle,
         }
     }
 }
@@ -652,33 +650,25 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.parallel = args.parallel.resolve();
     let mut model = args.model.open(opts.parallel)?;
     let result = runner::run(model.backend(), &opts)?;
-    let profile_path = result.dir.join("profile.json");
-    let mut profile: Option<Profile> = std::fs::read_to_string(&profile_path)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
-    if let (Some(p), Some(stats)) = (&mut profile, model.engine_stats()) {
-        p.attach_engine(stats);
-        std::fs::write(&profile_path, serde_json::to_string_pretty(p)? + "\n")?;
-    }
+    let profile = &result.profile;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
         println!("{}", report::table(&result.summary));
-        if let Some(p) = &profile {
-            println!("{}", p.line());
-        }
+        println!("{}", profile.line());
         println!("run {} → {}", result.run_id, result.dir.display());
     }
     if args.profile {
-        let profile_line = profile.as_ref().map(Profile::line);
-        let text = profile
-            .map(|p| p.table() + &p.engine.map(|s| s.table()).unwrap_or_default())
-            .unwrap_or_default();
+        let text = profile.table()
+            + &profile
+                .engine
+                .as_ref()
+                .map(|s| s.table())
+                .unwrap_or_default();
         // Beside a JSON summary, on stderr so that stdout stays JSON; the summary line with it,
         // since the table above was not printed.
         if args.json {
-            let line = profile_line.unwrap_or_default();
-            eprint!("{line}\n{text}");
+            eprint!("{}\n{text}", profile.line());
         } else {
             print!("{text}");
         }

@@ -15,7 +15,7 @@ pub mod score;
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::plan::sample_seed;
+use crate::exec::seed::sample_seed;
 use crate::harness::backend::{Backend, GenMetrics, GenRequest, Sampling};
 use crate::harness::template::render;
 

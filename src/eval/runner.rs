@@ -15,11 +15,13 @@ use super::judge;
 use super::manifest::{self, Manifest};
 use super::pack::Pack;
 use super::plan::{self, Unit};
-use super::progress::Progress;
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
-use super::scheduler;
 use super::stats::{self, Arm, Outcome, Summary};
+use crate::exec::profile::Profile;
+use crate::exec::progress::Progress;
+use crate::exec::run_id::{new_run_id, unused_run_id};
+use crate::exec::scheduler;
 use crate::harness::agent::{self, AgentRequest};
 use crate::harness::backend::{Backend, WithFamily};
 use crate::harness::skills::SkillTree;
@@ -80,6 +82,8 @@ pub struct RunResult {
     pub dir: PathBuf,
     pub summary: Summary,
     pub entries: Vec<JournalEntry>,
+    /// Where the run's time and tokens went, as `profile.json` holds it.
+    pub profile: Profile,
 }
 
 /// The skills trees a run compares.
@@ -220,41 +224,6 @@ pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
         bail!("--repeats must be at least 1");
     }
     Ok(())
-}
-
-pub fn new_run_id(pack: &str) -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{pack}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// `id`, or `id-2`, `id-3`… when runs started in the same second share an output folder.
-fn unused_run_id(output_root: &Path, id: &str) -> String {
-    let mut candidate = id.to_string();
-    let mut n = 2;
-    while output_root.join(&candidate).exists() {
-        candidate = format!("{id}-{n}");
-        n += 1;
-    }
-    candidate
 }
 
 fn outcome(entry: &JournalEntry) -> Outcome {
@@ -455,10 +424,10 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
     .into_iter()
     .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
     .collect();
-    let mut progress = Progress::new(opts.progress, units.len());
+    let mut progress = Progress::new(opts.progress, units.len(), "samples");
     let mut journal = Journal::open(&journal_path)?;
     let started = Instant::now();
-    let mut profile = scheduler::Profile::new(opts.parallel.max(1));
+    let mut profile = Profile::new(opts.parallel.max(1));
     profile.model_load_secs = manifest.backend.load_secs;
     // One unit, timed: the same work whether units run one by one or on worker threads.
     let run_timed = |backend: &mut dyn Backend, unit: &Unit| {
@@ -474,31 +443,29 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         );
         (entry, unit_started.elapsed().as_secs_f64())
     };
-    if opts.parallel > 1 {
-        let handles = scheduler::handles(backend, opts.parallel)?;
-        // Kept by plan index, so that entries come out in plan order whatever finished first.
-        let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
-        let outcome = scheduler::run_parallel(handles, &units, run_timed, |i, (entry, secs)| {
+    // Kept by plan index, so that entries come out in plan order whatever finished first.
+    let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
+    let outcome = scheduler::run_units(
+        backend,
+        opts.parallel,
+        &units,
+        run_timed,
+        |i, (entry, secs)| {
             journal.append(&entry)?;
-            profile.add(&entry, secs);
+            profile.add(&entry.transcript, secs);
             progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
             finished[i] = Some(entry);
             Ok(())
-        });
-        entries.extend(finished.into_iter().flatten());
-        outcome?;
-    } else {
-        for unit in &units {
-            let (entry, secs) = run_timed(backend, unit);
-            journal.append(&entry)?;
-            profile.add(&entry, secs);
-            progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
-            entries.push(entry);
-        }
-    }
+        },
+    );
+    entries.extend(finished.into_iter().flatten());
+    outcome?;
     progress.finish();
     let wall = started.elapsed().as_secs_f64();
     profile.finish(wall);
+    if let Some(stats) = backend.engine_stats() {
+        profile.attach_engine(stats);
+    }
     std::fs::write(
         dir.join("profile.json"),
         serde_json::to_string_pretty(&profile)? + "\n",
@@ -536,5 +503,6 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         dir,
         summary,
         entries,
+        profile,
     })
 }

@@ -1,6 +1,7 @@
 //! Model backends: the one seam between the harness and whatever produces text.
 
 pub mod batched;
+mod engine_stats;
 pub mod gguf;
 pub mod llama;
 pub mod scripted;
@@ -8,6 +9,8 @@ pub mod scripted;
 use serde::{Deserialize, Serialize};
 
 use super::template::Family;
+
+pub use engine_stats::EngineStats;
 
 /// How the next token is chosen. `temperature <= 0` means greedy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -120,6 +123,12 @@ pub trait Backend {
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {
         None
     }
+
+    /// The figures of the engine behind this backend, when it serves many callers (see
+    /// `batched`); `None` for a backend that keeps none.
+    fn engine_stats(&self) -> Option<EngineStats> {
+        None
+    }
 }
 
 /// A backend spoken to in another chat format than its own, e.g. a base model driven through a
@@ -170,6 +179,10 @@ impl<B: LendsBackend> Backend for WithFamily<B> {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         self.inner.backend_mut().generate(request)
+    }
+
+    fn engine_stats(&self) -> Option<EngineStats> {
+        self.inner.backend().engine_stats()
     }
 
     /// A fork keeps speaking the chat format its parent was spoken to in.
