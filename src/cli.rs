@@ -645,11 +645,11 @@ fn run_pack(args: RunArgs) -> anyhow::Result<u8> {
     opts.resume = args.resume;
     opts.progress = true;
     opts.control = !args.no_control;
-    // Fail on pack, corpus and variant mistakes before the model loads.
-    runner::check_inputs(&opts)?;
     opts.parallel = args.parallel.resolve();
+    // Fail on pack, corpus, variant and fixture mistakes before the model loads.
+    let prepared = runner::prepare(&opts)?;
     let mut model = args.model.open(opts.parallel)?;
-    let result = runner::run(model.backend(), &opts)?;
+    let result = runner::run_prepared(model.backend(), &prepared)?;
     let profile = &result.profile;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);

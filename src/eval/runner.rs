@@ -23,7 +23,7 @@ use crate::exec::progress::Progress;
 use crate::exec::run_id::{new_run_id, unused_run_id};
 use crate::exec::scheduler;
 use crate::harness::agent::{self, AgentRequest};
-use crate::harness::backend::{Backend, WithFamily};
+use crate::harness::backend::{Backend, Sampling, WithFamily};
 use crate::harness::skills::SkillTree;
 use crate::harness::tools::Registry;
 
@@ -210,20 +210,39 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
     Ok(samples)
 }
 
+/// A run's inputs, built and checked once, before the model loads: the arms' skills trees, the
+/// samples, the tools answered from fixtures and the sampling settings.
+pub struct Prepared {
+    pub opts: RunOptions,
+    pub arms: Arms,
+    pub samples: Vec<Sample>,
+    pub registry: Registry,
+    pub sampling: Sampling,
+}
+
 /// Every check on the inputs a run does before it asks the model anything: the pack's skills
-/// tree, the variant, the corpus, `--category`, `--limit` and the fields laws read. The CLI
-/// calls it before loading the model, so that a mistake costs no load.
-pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
-    arms(
-        &opts.pack,
-        opts.skills_dir.as_deref(),
-        opts.variant.as_deref(),
-    )?;
-    select_samples(opts)?;
+/// tree, the variant, the corpus, `--category`, `--limit`, the fields laws read, `--repeats` and
+/// the fixtures. The CLI calls it before loading the model, so that a mistake costs no load.
+pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
+    let pack = &opts.pack;
+    let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
+    let samples = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
-    Ok(())
+    let store = Arc::new(FixtureStore::load(pack.routes())?);
+    let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
+    let mut sampling = pack.sampling;
+    sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
+    sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
+    sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
+    Ok(Prepared {
+        opts: opts.clone(),
+        arms,
+        samples,
+        registry,
+        sampling,
+    })
 }
 
 fn outcome(entry: &JournalEntry) -> Outcome {
@@ -253,7 +272,7 @@ pub fn run_unit(
     registry: &Registry,
     sample: &Sample,
     unit: &Unit,
-    sampling: crate::harness::backend::Sampling,
+    sampling: Sampling,
 ) -> JournalEntry {
     let mut messages = pack.examples.clone();
     messages.extend(sample.messages.iter().cloned());
@@ -268,7 +287,7 @@ pub fn run_unit(
         },
         tools: registry,
         format: pack.call_format,
-        sampling: crate::harness::backend::Sampling {
+        sampling: Sampling {
             seed: unit.seed,
             ..sampling
         },
@@ -301,50 +320,125 @@ pub fn run_unit(
     }
 }
 
+/// Prepares a run and runs it.
 pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
-    match opts.pack.chat_format {
-        Some(family) => run_with(&mut WithFamily::new(backend, family), opts),
-        None => run_with(backend, opts),
+    run_prepared(backend, &prepare(opts)?)
+}
+
+/// Runs prepared inputs: the run folder, the plan, the units, the summary. A pack's
+/// `chat_format` speaks to the model in that format instead of its own.
+pub fn run_prepared(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
+    match run.opts.pack.chat_format {
+        Some(family) => run_steps(&mut WithFamily::new(backend, family), run),
+        None => run_steps(backend, run),
     }
 }
 
-fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
-    let pack = &opts.pack;
-    let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
-    let samples = select_samples(opts)?;
-    if opts.repeats == 0 {
-        bail!("--repeats must be at least 1");
+fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
+    let folder = RunFolder::open(&run.opts)?;
+    let manifest = manifest(run, backend, &folder.run_id);
+    folder.write_manifest(&manifest, run.opts.resume.is_some())?;
+    let mut entries = folder.journaled;
+    let units = plan_units(run, &entries);
+    let mut journal = Journal::open(&folder.journal_path)?;
+    let mut profile = Profile::new(run.opts.parallel.max(1));
+    profile.model_load_secs = manifest.backend.load_secs;
+    let started = Instant::now();
+    execute(
+        backend,
+        run,
+        &units,
+        &mut journal,
+        &mut profile,
+        &mut entries,
+    )?;
+    let wall = started.elapsed().as_secs_f64();
+    profile.finish(wall);
+    if let Some(stats) = backend.engine_stats() {
+        profile.attach_engine(stats);
     }
-    let store = Arc::new(FixtureStore::load(pack.routes())?);
-    let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
-    let mut sampling = pack.sampling;
-    sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
-    sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
-    sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
+    write_json(&folder.dir.join("profile.json"), &profile)?;
+    let summary = summarize(run, &mut entries, &folder.dir, &manifest, wall)?;
+    Ok(RunResult {
+        run_id: folder.run_id,
+        dir: folder.dir,
+        summary,
+        entries,
+        profile,
+    })
+}
 
-    let run_id = match &opts.resume {
-        Some(id) => id.clone(),
-        None => unused_run_id(&opts.output_root, &new_run_id(&pack.name)),
-    };
-    let dir = opts.output_root.join(&run_id);
-    let journal_path = dir.join("journal.jsonl");
-    let mut entries = if opts.resume.is_some() {
-        if !journal_path.is_file() {
-            bail!(
-                "--resume {run_id}: {} does not exist",
-                journal_path.display()
-            );
-        }
-        journal::read(&journal_path)?
-    } else {
-        if dir.exists() {
-            bail!("{}: a run with this id exists already", dir.display());
-        }
-        Vec::new()
-    };
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("{}: cannot create run folder", dir.display()))?;
+/// A run's output folder: new, or the one `--resume` names with what its journal holds.
+struct RunFolder {
+    run_id: String,
+    dir: PathBuf,
+    journal_path: PathBuf,
+    /// The entries of the run resumed; none for a new run.
+    journaled: Vec<JournalEntry>,
+}
 
+impl RunFolder {
+    fn open(opts: &RunOptions) -> anyhow::Result<Self> {
+        let run_id = match &opts.resume {
+            Some(id) => id.clone(),
+            None => unused_run_id(&opts.output_root, &new_run_id(&opts.pack.name)),
+        };
+        let dir = opts.output_root.join(&run_id);
+        let journal_path = dir.join("journal.jsonl");
+        let journaled = if opts.resume.is_some() {
+            if !journal_path.is_file() {
+                bail!(
+                    "--resume {run_id}: {} does not exist",
+                    journal_path.display()
+                );
+            }
+            journal::read(&journal_path)?
+        } else {
+            if dir.exists() {
+                bail!("{}: a run with this id exists already", dir.display());
+            }
+            Vec::new()
+        };
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("{}: cannot create run folder", dir.display()))?;
+        Ok(RunFolder {
+            run_id,
+            dir,
+            journal_path,
+            journaled,
+        })
+    }
+
+    /// Writes `manifest.json`; a resumed run's inputs must match the manifest it left.
+    fn write_manifest(&self, manifest: &Manifest, resume: bool) -> anyhow::Result<()> {
+        let manifest_path = self.dir.join("manifest.json");
+        if resume && manifest_path.is_file() {
+            let text = std::fs::read_to_string(&manifest_path)?;
+            let earlier: Manifest = serde_json::from_str(&text)
+                .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
+            let conflicts = manifest.resume_conflicts(&earlier);
+            if !conflicts.is_empty() {
+                bail!(
+                    "--resume {}: {}: field(s) {} differ from this run's inputs; start a new run instead",
+                    self.run_id,
+                    manifest_path.display(),
+                    conflicts.join(", ")
+                );
+            }
+        }
+        write_json(&manifest_path, manifest)
+    }
+}
+
+/// `value` as pretty JSON with a final newline.
+fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")?;
+    Ok(())
+}
+
+/// Everything that enters a run's results, for `manifest.json`.
+fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> Manifest {
+    let (opts, pack, arms) = (&run.opts, &run.opts.pack, &run.arms);
     let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
     let corpus_text = std::fs::read_to_string(&corpus_path).unwrap_or_default();
     let info = backend.info();
@@ -357,8 +451,8 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         )
     };
     let skills_dir = opts.skills_dir.clone().unwrap_or(pack.skills_dir.clone());
-    let manifest = Manifest {
-        run_id: run_id.clone(),
+    Manifest {
+        run_id: run_id.to_string(),
         skilleval_version: env!("CARGO_PKG_VERSION").into(),
         llama_cpp_2_version: crate::LLAMA_CPP_2_VERSION.into(),
         model_sha256: info
@@ -377,10 +471,10 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         control_body_sha256: opts.control.then(|| body(&arms.control)),
         corpus: corpus_path.display().to_string(),
         corpus_sha256: manifest::sha256_hex(corpus_text.as_bytes()),
-        samples: samples.len(),
+        samples: run.samples.len(),
         repeats: opts.repeats,
         run_seed: opts.seed,
-        sampling,
+        sampling: run.sampling,
         budgets: pack.budgets,
         call_format: format!(
             "{:?}",
@@ -393,53 +487,47 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-    };
-    let manifest_path = dir.join("manifest.json");
-    if opts.resume.is_some() && manifest_path.is_file() {
-        let text = std::fs::read_to_string(&manifest_path)?;
-        let earlier: Manifest = serde_json::from_str(&text)
-            .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
-        let conflicts = manifest.resume_conflicts(&earlier);
-        if !conflicts.is_empty() {
-            bail!(
-                "--resume {run_id}: {}: field(s) {} differ from this run's inputs; start a new run instead",
-                manifest_path.display(),
-                conflicts.join(", ")
-            );
-        }
     }
-    std::fs::write(
-        &manifest_path,
-        serde_json::to_string_pretty(&manifest)? + "\n",
-    )?;
+}
 
-    let done: BTreeSet<(String, Arm, u32)> = entries.iter().map(JournalEntry::key).collect();
-    let units: Vec<Unit> = plan::plan(
-        &samples,
+/// The plan's units that `journaled` does not hold yet, in plan order.
+fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
+    let (opts, samples) = (&run.opts, &run.samples);
+    let done: BTreeSet<(String, Arm, u32)> = journaled.iter().map(JournalEntry::key).collect();
+    plan::plan(
+        samples,
         opts.repeats,
         opts.seed,
         &plan::arms(opts.control),
-        arms.aa,
+        run.arms.aa,
     )
     .into_iter()
     .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
-    .collect();
-    let mut progress = Progress::new(opts.progress, units.len(), "samples");
-    let mut journal = Journal::open(&journal_path)?;
-    let started = Instant::now();
-    let mut profile = Profile::new(opts.parallel.max(1));
-    profile.model_load_secs = manifest.backend.load_secs;
+    .collect()
+}
+
+/// Runs `units`, journaling and profiling each as it finishes, and adds their entries to
+/// `entries` in plan order, also when the run stops part-way.
+fn execute(
+    backend: &mut dyn Backend,
+    run: &Prepared,
+    units: &[Unit],
+    journal: &mut Journal,
+    profile: &mut Profile,
+    entries: &mut Vec<JournalEntry>,
+) -> anyhow::Result<()> {
+    let mut progress = Progress::new(run.opts.progress, units.len(), "samples");
     // One unit, timed: the same work whether units run one by one or on worker threads.
     let run_timed = |backend: &mut dyn Backend, unit: &Unit| {
         let unit_started = Instant::now();
         let entry = run_unit(
             backend,
-            pack,
-            arms.tree(unit.arm),
-            &registry,
-            &samples[unit.sample_index],
+            &run.opts.pack,
+            run.arms.tree(unit.arm),
+            &run.registry,
+            &run.samples[unit.sample_index],
             unit,
-            sampling,
+            run.sampling,
         );
         (entry, unit_started.elapsed().as_secs_f64())
     };
@@ -447,8 +535,8 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
     let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
     let outcome = scheduler::run_units(
         backend,
-        opts.parallel,
-        &units,
+        run.opts.parallel,
+        units,
         run_timed,
         |i, (entry, secs)| {
             journal.append(&entry)?;
@@ -461,48 +549,41 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
     entries.extend(finished.into_iter().flatten());
     outcome?;
     progress.finish();
-    let wall = started.elapsed().as_secs_f64();
-    profile.finish(wall);
-    if let Some(stats) = backend.engine_stats() {
-        profile.attach_engine(stats);
-    }
-    std::fs::write(
-        dir.join("profile.json"),
-        serde_json::to_string_pretty(&profile)? + "\n",
-    )?;
+    Ok(())
+}
 
+/// The summary of the selected samples and arms, written with the report beside the journal.
+fn summarize(
+    run: &Prepared,
+    entries: &mut Vec<JournalEntry>,
+    dir: &Path,
+    manifest: &Manifest,
+    wall: f64,
+) -> anyhow::Result<Summary> {
+    let (opts, pack) = (&run.opts, &run.opts.pack);
     // Only entries of the selected samples and arms count (a resumed journal may hold others).
-    let ids: BTreeSet<&str> = samples.iter().map(|s| s.id.as_str()).collect();
+    let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
     let run_arms = plan::arms(opts.control);
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
-    let summary = stats::summarize(&outcomes(&entries))?;
+    let summary = stats::summarize(&outcomes(entries))?;
     let settings = format!(
         "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
         pack.name,
         pack.skill,
         opts.variant.as_ref().map(|v| format!("variant {}", v.display())).unwrap_or("A/A (no variant)".into()),
         if opts.control { "control arm" } else { "no control arm" },
-        samples.len(),
+        run.samples.len(),
         opts.repeats,
         opts.seed,
-        sampling.temperature,
+        run.sampling.temperature,
         manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
         wall
     );
-    std::fs::write(
-        dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary)? + "\n",
-    )?;
+    write_json(&dir.join("summary.json"), &summary)?;
     std::fs::write(dir.join("summary.csv"), report::csv(&summary)?)?;
     std::fs::write(
         dir.join("report.md"),
         report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
     )?;
-    Ok(RunResult {
-        run_id,
-        dir,
-        summary,
-        entries,
-        profile,
-    })
+    Ok(summary)
 }
