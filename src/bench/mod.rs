@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::exec::seed::sample_seed;
 use crate::harness::backend::{Backend, GenMetrics, GenRequest, Sampling};
-use crate::harness::template::render;
 
 use checker::CheckResult;
 use corpus::Entry;
@@ -143,14 +142,12 @@ pub fn prompt_entry(
     entry: &Entry,
     options: &RunOptions,
 ) -> EntryOutcome {
-    let family = backend.family();
-    let messages = prompt::render_messages(entry);
-    let request = GenRequest {
-        prompt: render(family, &messages),
-        max_tokens: options.max_tokens,
-        stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
-        sampling: options.sampling_for(&entry.id),
-    };
+    let request = GenRequest::chat(
+        backend.family(),
+        &prompt::render_messages(entry),
+        options.max_tokens,
+        options.sampling_for(&entry.id),
+    );
     let (reply, result, inference_error, metrics) = match backend.generate(&request) {
         Ok(generation) => (
             generation.text.clone(),

@@ -4,13 +4,15 @@ pub mod batched;
 mod engine_stats;
 pub mod gguf;
 pub mod llama;
+mod open;
 pub mod scripted;
 
 use serde::{Deserialize, Serialize};
 
-use super::template::Family;
+use super::template::{self, Family, Message};
 
 pub use engine_stats::EngineStats;
+pub use open::{open, OpenModel};
 
 /// How the next token is chosen. `temperature <= 0` means greedy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -40,6 +42,29 @@ pub struct GenRequest {
     /// Generation ends before the first occurrence of any of these.
     pub stop: Vec<String>,
     pub sampling: Sampling,
+}
+
+impl GenRequest {
+    /// `prompt`, already in the family's chat format (or raw), ending where the family's turn
+    /// ends.
+    pub fn in_turn(family: Family, prompt: String, max_tokens: u32, sampling: Sampling) -> Self {
+        GenRequest {
+            prompt,
+            max_tokens,
+            stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
+            sampling,
+        }
+    }
+
+    /// `messages` in the family's chat format, the reply ending where the family's turn ends.
+    pub fn chat(family: Family, messages: &[Message], max_tokens: u32, sampling: Sampling) -> Self {
+        Self::in_turn(
+            family,
+            template::render(family, messages),
+            max_tokens,
+            sampling,
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
