@@ -16,10 +16,10 @@ use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
 use super::corpus::{load_category, load_files, Entry, CATEGORIES};
-use super::harness::harness_entry;
+use super::harness_mode::harness_entry;
 use super::report::{summarize, BenchSummary};
 use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
-use super::{prompt_entry, EntryOutcome, Mode, RunOptions};
+use super::{prompt_entry, EntryOptions, EntryOutcome, Mode};
 
 /// Per-entry records, one JSON object a line.
 pub const ENTRIES_FILE: &str = "entries.jsonl";
@@ -323,7 +323,7 @@ pub fn run(
             groups.push((repeat, category, first..jobs.len()));
         }
     }
-    let run_options = |repeat: u32| RunOptions {
+    let entry_options = |repeat: u32| EntryOptions {
         max_tokens: options.max_tokens,
         sampling: options.sampling,
         run_seed: options.seed,
@@ -331,10 +331,10 @@ pub fn run(
     };
     let work = |backend: &mut dyn Backend, job: &EntryJob| {
         let entry = &selected[job.category].entries[job.entry];
-        let run_options = run_options(job.repeat);
+        let entry_options = entry_options(job.repeat);
         match options.mode {
-            Mode::Prompt => prompt_entry(backend, entry, &run_options),
-            Mode::Harness => harness_entry(backend, entry, &run_options, options.call_format),
+            Mode::Prompt => prompt_entry(backend, entry, &entry_options),
+            Mode::Harness => harness_entry(backend, entry, &entry_options, options.call_format),
         }
     };
 
@@ -355,7 +355,10 @@ pub fn run(
             outcome.category, outcome.repeat
         ));
         // Written as each entry ends, so an interrupted run keeps its records.
-        let record = EntryRecord::new(&outcome, run_options(outcome.repeat).seed_for(&outcome.id));
+        let record = EntryRecord::new(
+            &outcome,
+            entry_options(outcome.repeat).seed_for(&outcome.id),
+        );
         let line = serde_json::to_string(&record).expect("records serialize");
         writeln!(entries_file, "{line}")
             .and_then(|()| entries_file.flush())
