@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod cli;
 pub mod eval;
+pub mod exec;
 pub mod harness;
 pub mod model_path;
 pub mod tools;

@@ -6,10 +6,10 @@ use std::path::Path;
 use serde_json::{json, Value};
 use skilleval::bench::checker::check;
 use skilleval::bench::corpus::{default_root, load_category, Entry};
-use skilleval::bench::harness::run_harness_mode;
+use skilleval::bench::harness_mode::run_harness_mode;
 use skilleval::bench::run::{self, BenchOptions, CategoryEntries, EntryRecord, RunSummary};
 use skilleval::bench::score::{score_repeats, ExtraCategory};
-use skilleval::bench::{run_prompt_mode, Mode, RunOptions};
+use skilleval::bench::{run_prompt_mode, EntryOptions, Mode};
 use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::backend::Sampling;
 use skilleval::harness::template::Family;
@@ -69,7 +69,7 @@ fn prompt_mode_gives_the_checkers_verdicts() {
     ];
     let mut backend = ScriptedBackend::new(Family::Gemma, replies);
     let mut seen = Vec::new();
-    let outcomes = run_prompt_mode(&mut backend, &simple, &RunOptions::default(), &mut |o| {
+    let outcomes = run_prompt_mode(&mut backend, &simple, &EntryOptions::default(), &mut |o| {
         seen.push(o.id.clone())
     });
     assert_eq!(
@@ -104,14 +104,14 @@ fn a_backend_failure_is_scored_as_bfcl_scores_an_inference_error() {
     let simple = entries("simple_python", &["simple_python_0"]);
     let irrelevant = entries("irrelevance", &["irrelevance_0"]);
     let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
-    let failed = run_prompt_mode(&mut backend, &simple, &RunOptions::default(), &mut |_| {});
+    let failed = run_prompt_mode(&mut backend, &simple, &EntryOptions::default(), &mut |_| {});
     assert!(failed[0].inference_error.is_some());
     assert!(failed[0].result.starts_with("Error during inference: "));
     assert!(!failed[0].check.valid);
     let failed = run_prompt_mode(
         &mut backend,
         &irrelevant,
-        &RunOptions::default(),
+        &EntryOptions::default(),
         &mut |_| {},
     );
     assert!(failed[0].check.valid, "no call is right for irrelevance");
@@ -146,7 +146,7 @@ fn harness_mode_checks_the_first_rounds_calls() {
     let outcomes = run_harness_mode(
         &mut backend,
         &simple,
-        &RunOptions::default(),
+        &EntryOptions::default(),
         None,
         &mut |_| {},
     );
@@ -212,7 +212,7 @@ fn harness_mode_scores_parallel_calls_and_irrelevance() {
             markup(irrelevant_name, json!({})),
         ],
     );
-    let options = RunOptions::default();
+    let options = EntryOptions::default();
     let mut outcomes = run_harness_mode(&mut backend, &parallel, &options, None, &mut |_| {});
     outcomes.extend(run_harness_mode(
         &mut backend,

@@ -252,7 +252,7 @@ fn a_run_id_that_is_not_one_folder_name_is_refused() {
         opts.resume = Some(id.to_string());
         let error = resume_error(&opts);
         assert!(error.contains("letters, digits"), "{id}: {error}");
-        let error = runner::check_inputs(&opts).unwrap_err().to_string();
+        let error = runner::prepare(&opts).err().expect("refused").to_string();
         assert!(error.contains("letters, digits"), "{id}: {error}");
     }
 }

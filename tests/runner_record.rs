@@ -236,7 +236,7 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
     let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
     let mut opts = RunOptions::new(pack);
     opts.output_root = output.path().to_path_buf();
-    let error = runner::check_inputs(&opts).unwrap_err().to_string();
+    let error = runner::prepare(&opts).err().expect("refused").to_string();
     assert!(
         error.contains(&fixtures.display().to_string()) && error.contains("fixtures folder"),
         "{error}"

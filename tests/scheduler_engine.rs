@@ -165,7 +165,7 @@ fn a_next_round_reuses_the_prompt_and_the_reply() {
 /// delays that reverse the order in which workers come back, give identical texts.
 #[test]
 fn forked_handles_replay_exactly_whatever_the_timing() {
-    use skilleval::eval::scheduler;
+    use skilleval::exec::scheduler;
     use std::sync::Mutex;
     use std::time::Duration;
 

@@ -14,7 +14,8 @@ use skilleval::eval::journal::{self, JournalEntry};
 use skilleval::eval::manifest::Manifest;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
-use skilleval::eval::scheduler::{self, Profile};
+use skilleval::exec::profile::Profile;
+use skilleval::exec::scheduler;
 use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::backend::{
     Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,

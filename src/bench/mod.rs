@@ -2,12 +2,12 @@
 //! its AST checker, and result files in its format.
 //!
 //! Two ways to put an entry to a model: [`run_prompt_mode`] sends BFCL's own prompt and
-//! scores the raw reply; [`harness::run_harness_mode`] offers the entry's functions as tools
+//! scores the raw reply; [`harness_mode::run_harness_mode`] offers the entry's functions as tools
 //! through skilleval's harness and scores the calls of its first round.
 
 pub mod checker;
 pub mod corpus;
-pub mod harness;
+pub mod harness_mode;
 pub mod prompt;
 pub mod report;
 pub mod run;
@@ -15,9 +15,8 @@ pub mod score;
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::plan::sample_seed;
+use crate::exec::seed::sample_seed;
 use crate::harness::backend::{Backend, GenMetrics, GenRequest, Sampling};
-use crate::harness::template::render;
 
 use checker::CheckResult;
 use corpus::Entry;
@@ -45,20 +44,21 @@ impl Mode {
     }
 }
 
+/// How one entry is put to the model (a whole run's settings are `run::BenchOptions`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunOptions {
+pub struct EntryOptions {
     pub max_tokens: u32,
     /// Greedy by default. Its `seed` is not used: each entry samples with
-    /// [`RunOptions::seed_for`].
+    /// [`EntryOptions::seed_for`].
     pub sampling: Sampling,
     pub run_seed: u64,
     /// Which repeat this is (1-based); it goes into every entry's seed.
     pub repeat: u32,
 }
 
-impl Default for RunOptions {
+impl Default for EntryOptions {
     fn default() -> Self {
-        RunOptions {
+        EntryOptions {
             max_tokens: 256,
             sampling: Sampling::default(),
             run_seed: 0,
@@ -67,7 +67,7 @@ impl Default for RunOptions {
     }
 }
 
-impl RunOptions {
+impl EntryOptions {
     /// The seed of one entry in this repeat, derived from (run seed, id, repeat).
     pub fn seed_for(&self, entry_id: &str) -> u32 {
         sample_seed(self.run_seed, entry_id, self.repeat, SEED_SALT)
@@ -125,7 +125,7 @@ pub fn inference_error_result(error: &anyhow::Error) -> String {
 pub fn run_prompt_mode(
     backend: &mut dyn Backend,
     entries: &[Entry],
-    options: &RunOptions,
+    options: &EntryOptions,
     on_entry: &mut dyn FnMut(&EntryOutcome),
 ) -> Vec<EntryOutcome> {
     let mut outcomes = Vec::with_capacity(entries.len());
@@ -141,16 +141,14 @@ pub fn run_prompt_mode(
 pub fn prompt_entry(
     backend: &mut dyn Backend,
     entry: &Entry,
-    options: &RunOptions,
+    options: &EntryOptions,
 ) -> EntryOutcome {
-    let family = backend.family();
-    let messages = prompt::render_messages(entry);
-    let request = GenRequest {
-        prompt: render(family, &messages),
-        max_tokens: options.max_tokens,
-        stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
-        sampling: options.sampling_for(&entry.id),
-    };
+    let request = GenRequest::chat(
+        backend.family(),
+        &prompt::render_messages(entry),
+        options.max_tokens,
+        options.sampling_for(&entry.id),
+    );
     let (reply, result, inference_error, metrics) = match backend.generate(&request) {
         Ok(generation) => (
             generation.text.clone(),

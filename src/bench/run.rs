@@ -7,19 +7,19 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
-use crate::eval::runner::new_run_id;
-use crate::eval::scheduler;
+use crate::exec::progress::Progress;
+use crate::exec::run_id::new_run_id;
+use crate::exec::scheduler;
 use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
 use super::corpus::{load_category, load_files, Entry, CATEGORIES};
-use super::harness::harness_entry;
+use super::harness_mode::harness_entry;
 use super::report::{summarize, BenchSummary};
 use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
-use super::{prompt_entry, EntryOutcome, Mode, RunOptions};
+use super::{prompt_entry, EntryOptions, EntryOutcome, Mode};
 
 /// Per-entry records, one JSON object a line.
 pub const ENTRIES_FILE: &str = "entries.jsonl";
@@ -282,19 +282,6 @@ fn category_score(name: &str, outcomes: &[&EntryOutcome]) -> CategoryScore {
     score
 }
 
-fn progress_bar(total: usize, shown: bool) -> ProgressBar {
-    let bar = if shown {
-        ProgressBar::new(total as u64)
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} entries  {per_sec}  ETA {eta}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 /// One entry of one repeat: the unit a worker runs.
 struct EntryJob {
     repeat: u32,
@@ -304,7 +291,7 @@ struct EntryJob {
 
 /// Runs every selected category `options.repeats` times and writes the run folder. With
 /// `options.parallel` above 1, entries run at once on forks of `backend` (see
-/// `eval::scheduler`); each repeat's result file for a category is written once all its
+/// `exec::scheduler`); each repeat's result file for a category is written once all its
 /// entries are done.
 pub fn run(
     backend: &mut dyn Backend,
@@ -336,7 +323,7 @@ pub fn run(
             groups.push((repeat, category, first..jobs.len()));
         }
     }
-    let run_options = |repeat: u32| RunOptions {
+    let entry_options = |repeat: u32| EntryOptions {
         max_tokens: options.max_tokens,
         sampling: options.sampling,
         run_seed: options.seed,
@@ -344,14 +331,14 @@ pub fn run(
     };
     let work = |backend: &mut dyn Backend, job: &EntryJob| {
         let entry = &selected[job.category].entries[job.entry];
-        let run_options = run_options(job.repeat);
+        let entry_options = entry_options(job.repeat);
         match options.mode {
-            Mode::Prompt => prompt_entry(backend, entry, &run_options),
-            Mode::Harness => harness_entry(backend, entry, &run_options, options.call_format),
+            Mode::Prompt => prompt_entry(backend, entry, &entry_options),
+            Mode::Harness => harness_entry(backend, entry, &entry_options, options.call_format),
         }
     };
 
-    let bar = progress_bar(jobs.len(), options.progress);
+    let mut progress = Progress::new(options.progress, jobs.len(), "entries");
     let mut outcomes: Vec<Option<EntryOutcome>> = (0..jobs.len()).map(|_| None).collect();
     let mut left: Vec<usize> = groups.iter().map(|(_, _, range)| range.len()).collect();
     let group_of_job: Vec<usize> = groups
@@ -363,13 +350,15 @@ pub fn run(
     let mut on_done = |i: usize, outcome: EntryOutcome| -> anyhow::Result<()> {
         done += 1;
         valid += usize::from(outcome.check.valid);
-        bar.set_message(format!(
+        progress.inc(format!(
             "{} · repeat {} · {valid}/{done} valid",
             outcome.category, outcome.repeat
         ));
-        bar.inc(1);
         // Written as each entry ends, so an interrupted run keeps its records.
-        let record = EntryRecord::new(&outcome, run_options(outcome.repeat).seed_for(&outcome.id));
+        let record = EntryRecord::new(
+            &outcome,
+            entry_options(outcome.repeat).seed_for(&outcome.id),
+        );
         let line = serde_json::to_string(&record).expect("records serialize");
         writeln!(entries_file, "{line}")
             .and_then(|()| entries_file.flush())
@@ -391,15 +380,7 @@ pub fn run(
         }
         Ok(())
     };
-    if options.parallel > 1 {
-        let handles = scheduler::handles(backend, options.parallel)?;
-        scheduler::run_parallel(handles, &jobs, work, &mut on_done)?;
-    } else {
-        for (i, job) in jobs.iter().enumerate() {
-            let outcome = work(backend, job);
-            on_done(i, outcome)?;
-        }
-    }
+    scheduler::run_units(backend, options.parallel, &jobs, work, &mut on_done)?;
     let mut per_repeat_scores: Vec<Vec<CategoryScore>> = Vec::new();
     for (repeat, category, range) in &groups {
         if per_repeat_scores.len() < *repeat as usize {
@@ -410,7 +391,7 @@ pub fn run(
         per_repeat_scores[*repeat as usize - 1].push(score);
     }
     let all_outcomes: Vec<EntryOutcome> = outcomes.into_iter().flatten().collect();
-    bar.finish_and_clear();
+    progress.finish();
 
     let info = backend.info();
     let summary = RunSummary {

@@ -188,7 +188,7 @@ pub struct ExtraCategory {
 /// Scores every result file under `results_dir`: vendored categories against the corpus at
 /// `corpus_root`, `extra` ones against their own entries. Vendored categories come first,
 /// in their usual order.
-pub fn score_dir_with(
+pub fn score_dir_with_extra(
     results_dir: &Path,
     corpus_root: &Path,
     extra: &[ExtraCategory],
@@ -250,7 +250,7 @@ pub fn score_repeats(
     };
     let mut scored = Vec::new();
     for folder in folders {
-        let scores = score_dir_with(&folder, corpus_root, extra)?;
+        let scores = score_dir_with_extra(&folder, corpus_root, extra)?;
         if scores.is_empty() {
             bail!(
                 "no result files (BFCL_v4_<category>_result.json) under {}",

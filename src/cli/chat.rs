@@ -14,7 +14,7 @@ use anyhow::bail;
 use clap::Args;
 use serde_json::json;
 
-use super::{ModelArgs, RecordWhat};
+use super::args::{record_mode, ModelArgs, RecordWhat};
 use crate::eval::pack::Pack;
 use crate::eval::replay::{self, LiveServices, RecordMode};
 use crate::harness::agent::{self, AgentRequest, Budgets};
@@ -81,11 +81,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
             bail!("--preload {p:?}: the skills tree has no such skill");
         }
     }
-    let mode = match args.record {
-        None => RecordMode::Off,
-        Some(RecordWhat::Gaps) => RecordMode::Gaps,
-        Some(RecordWhat::All) => RecordMode::All,
-    };
+    let mode = record_mode(args.record);
     let registry = match &pack {
         Some(pack) => replay::build_registry(
             &pack.tools,

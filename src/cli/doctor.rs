@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::ModelArgs;
+use super::args::ModelArgs;
 use crate::eval::judge;
 use crate::eval::manifest;
 use crate::eval::pack::Pack;

@@ -196,10 +196,10 @@ impl Pack {
                         bail!("{at}: field `tools[{i}]`: a recorded tool needs `description` and `parameters`");
                     }
                 }
-                kind if super::replay::is_typed_tool(kind) => {}
+                kind if crate::tools::is_typed_tool(kind) => {}
                 other => bail!(
                     "{at}: field `tools[{i}].kind`: unknown tool kind {other:?}; known: recorded, {}",
-                    super::replay::TYPED_TOOLS.join(", ")
+                    crate::tools::TYPED_TOOLS.join(", ")
                 ),
             }
             if t.key_arguments.is_empty() {

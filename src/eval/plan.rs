@@ -1,20 +1,10 @@
 //! The work of a run: every sample × arm × repeat, each with its own seed.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::corpus::Sample;
 use super::stats::Arm;
-
-/// Seed of one repeat of one sample. Every arm of a run shares it (control, baseline,
-/// variant), so a difference between arms comes from the skill's text, not the dice. An A/A
-/// run salts the variant arm's seed, so that it measures how far two runs of the same wording
-/// drift apart.
-pub fn sample_seed(run_seed: u64, sample_id: &str, repeat: u32, salt: &str) -> u32 {
-    let digest =
-        Sha256::digest(format!("{run_seed}\u{1f}{sample_id}\u{1f}{repeat}\u{1f}{salt}").as_bytes());
-    u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]])
-}
+use crate::exec::seed::sample_seed;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unit {
@@ -33,7 +23,11 @@ pub fn arms(control: bool) -> Vec<Arm> {
     arms
 }
 
-/// Repeat-major, then arm-major order. Each repeat finishes every arm before the next starts,
+/// Repeat-major, then arm-major order. Every arm of a run shares a repeat's seed (control,
+/// baseline, variant), so a difference between arms comes from the skill's text, not the dice.
+/// An A/A run salts the variant arm's seed, so that it measures how far two runs of the same
+/// wording drift apart.
+/// Each repeat finishes every arm before the next starts,
 /// so a run stopped part-way has whole repeats of every arm and at most one uneven repeat,
 /// and a batch of consecutive units rarely spans more than two arms. Within a repeat,
 /// consecutive units share the arm's whole system prompt, which the backend's prefix cache

@@ -26,13 +26,6 @@ pub enum RecordMode {
     All,
 }
 
-/// The typed tools skilleval carries, by `kind` in `pack.toml`.
-pub const TYPED_TOOLS: [&str; 1] = [weather::TOOL_NAME];
-
-pub fn is_typed_tool(kind: &str) -> bool {
-    TYPED_TOOLS.contains(&kind)
-}
-
 /// How a live service is reached while recording; tests point it at a loopback server.
 #[derive(Clone, Default)]
 pub struct LiveServices {

@@ -14,13 +14,15 @@ use super::judge;
 use super::manifest::{self, Manifest};
 use super::pack::Pack;
 use super::plan::{self, Unit};
-use super::progress::Progress;
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
-use super::scheduler;
 use super::stats::{self, Arm, Outcome, Summary};
+use crate::exec::profile::Profile;
+use crate::exec::progress::Progress;
+use crate::exec::run_id::{new_run_id, unused_run_id};
+use crate::exec::scheduler;
 use crate::harness::agent::{self, AgentRequest};
-use crate::harness::backend::{Backend, WithFamily};
+use crate::harness::backend::{Backend, Sampling, WithFamily};
 use crate::harness::skills::SkillTree;
 use crate::harness::tools::Registry;
 
@@ -79,6 +81,8 @@ pub struct RunResult {
     pub dir: PathBuf,
     pub summary: Summary,
     pub entries: Vec<JournalEntry>,
+    /// Where the run's time and tokens went, as `profile.json` holds it.
+    pub profile: Profile,
 }
 
 /// The skills trees a run compares.
@@ -204,60 +208,43 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
     Ok(samples)
 }
 
+/// A run's inputs, built and checked once, before the model loads: the arms' skills trees, the
+/// samples, the tools answered from fixtures and the sampling settings.
+pub struct Prepared {
+    pub opts: RunOptions,
+    pub arms: Arms,
+    pub samples: Vec<Sample>,
+    pub registry: Registry,
+    pub sampling: Sampling,
+}
+
 /// Every check on the inputs a run does before it asks the model anything: the pack's skills
-/// tree, the variant, the corpus, `--category`, `--limit`, the fields laws read and the fixtures. The CLI
-/// calls it before loading the model, so that a mistake costs no load.
-pub fn check_inputs(opts: &RunOptions) -> anyhow::Result<()> {
+/// tree, the variant, the corpus, `--category`, `--limit`, the fields laws read, `--repeats` and
+/// the fixtures. The CLI calls it before loading the model, so that a mistake costs no load.
+pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
+    let pack = &opts.pack;
     super::pack::check_sampling_flags(opts.temperature, opts.top_k, opts.top_p)?;
-    arms(
-        &opts.pack,
-        opts.skills_dir.as_deref(),
-        opts.variant.as_deref(),
-    )?;
-    select_samples(opts)?;
+    let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
+    let samples = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
-    replay::load_fixtures(&opts.pack, opts.record)?;
+    let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     if let Some(run_id) = &opts.resume {
         journal::check_resume(&opts.output_root, run_id)?;
     }
-    Ok(())
-}
-
-pub fn new_run_id(pack: &str) -> String {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{pack}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// `id`, or `id-2`, `id-3`… when runs started in the same second share an output folder.
-fn unused_run_id(output_root: &Path, id: &str) -> String {
-    let mut candidate = id.to_string();
-    let mut n = 2;
-    while output_root.join(&candidate).exists() {
-        candidate = format!("{id}-{n}");
-        n += 1;
-    }
-    candidate
+    let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
+    let mut sampling = pack.sampling;
+    sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
+    sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
+    sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
+    Ok(Prepared {
+        opts: opts.clone(),
+        arms,
+        samples,
+        registry,
+        sampling,
+    })
 }
 
 fn outcome(entry: &JournalEntry) -> Outcome {
@@ -287,7 +274,7 @@ pub fn run_unit(
     registry: &Registry,
     sample: &Sample,
     unit: &Unit,
-    sampling: crate::harness::backend::Sampling,
+    sampling: Sampling,
 ) -> JournalEntry {
     let mut messages = pack.examples.clone();
     messages.extend(sample.messages.iter().cloned());
@@ -302,7 +289,7 @@ pub fn run_unit(
         },
         tools: registry,
         format: pack.call_format,
-        sampling: crate::harness::backend::Sampling {
+        sampling: Sampling {
             seed: unit.seed,
             ..sampling
         },
@@ -335,36 +322,100 @@ pub fn run_unit(
     }
 }
 
+/// Prepares a run and runs it.
 pub fn run(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
-    match opts.pack.chat_format {
-        Some(family) => run_with(&mut WithFamily::new(backend, family), opts),
-        None => run_with(backend, opts),
+    run_prepared(backend, &prepare(opts)?)
+}
+
+/// Runs prepared inputs: the run folder, the plan, the units, the summary. A pack's
+/// `chat_format` speaks to the model in that format instead of its own.
+pub fn run_prepared(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
+    match run.opts.pack.chat_format {
+        Some(family) => run_steps(&mut WithFamily::new(backend, family), run),
+        None => run_steps(backend, run),
     }
 }
 
-fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunResult> {
-    let pack = &opts.pack;
-    let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
-    let samples = select_samples(opts)?;
-    if opts.repeats == 0 {
-        bail!("--repeats must be at least 1");
+fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
+    let folder = RunFolder::open(&run.opts)?;
+    let manifest = manifest(run, backend, &folder.run_id)?;
+    folder.write_manifest(&manifest, run.opts.resume.is_some())?;
+    let mut entries = folder.journaled;
+    let units = plan_units(run, &entries);
+    let mut journal = Journal::open(&folder.journal_path)?;
+    let mut profile = Profile::new(run.opts.parallel.max(1));
+    profile.model_load_secs = manifest.backend.load_secs;
+    let started = Instant::now();
+    execute(
+        backend,
+        run,
+        &units,
+        &mut journal,
+        &mut profile,
+        &mut entries,
+    )?;
+    let wall = started.elapsed().as_secs_f64();
+    profile.finish(wall);
+    if let Some(stats) = backend.engine_stats() {
+        profile.attach_engine(stats);
     }
-    let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
-    let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
-    let mut sampling = pack.sampling;
-    sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
-    sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
-    sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
+    write_json(&folder.dir.join("profile.json"), &profile)?;
+    let summary = summarize(run, &mut entries, &folder.dir, &manifest, wall)?;
+    Ok(RunResult {
+        run_id: folder.run_id,
+        dir: folder.dir,
+        summary,
+        entries,
+        profile,
+    })
+}
 
-    let run_id = match &opts.resume {
-        Some(id) => id.clone(),
-        None => unused_run_id(&opts.output_root, &new_run_id(&pack.name)),
-    };
-    let mut folder = journal::RunFolder::open(&opts.output_root, &run_id, opts.resume.is_some())?;
-    let dir = folder.dir.clone();
-    let journal_path = dir.join(journal::JOURNAL_FILE);
-    let mut entries = std::mem::take(&mut folder.entries);
+/// A run's output folder: new, or the one `--resume` names with what its journal holds.
+struct RunFolder {
+    run_id: String,
+    dir: PathBuf,
+    journal_path: PathBuf,
+    /// The entries of the run resumed; none for a new run.
+    journaled: Vec<JournalEntry>,
+    /// Holds the folder's lock for as long as the run goes on.
+    _locked: journal::RunFolder,
+}
 
+impl RunFolder {
+    fn open(opts: &RunOptions) -> anyhow::Result<Self> {
+        let run_id = match &opts.resume {
+            Some(id) => id.clone(),
+            None => unused_run_id(&opts.output_root, &new_run_id(&opts.pack.name)),
+        };
+        let mut locked =
+            journal::RunFolder::open(&opts.output_root, &run_id, opts.resume.is_some())?;
+        let journaled = std::mem::take(&mut locked.entries);
+        let dir = locked.dir.clone();
+        Ok(RunFolder {
+            run_id,
+            journal_path: dir.join(journal::JOURNAL_FILE),
+            dir,
+            journaled,
+            _locked: locked,
+        })
+    }
+
+    /// Writes `manifest.json` for a new run; a resumed run's inputs must match the one it left,
+    /// which stays as the run began.
+    fn write_manifest(&self, manifest: &Manifest, resume: bool) -> anyhow::Result<()> {
+        manifest::write_or_check(&self.dir.join("manifest.json"), manifest, resume)
+    }
+}
+
+/// `value` as pretty JSON with a final newline.
+fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")?;
+    Ok(())
+}
+
+/// Everything that enters a run's results, for `manifest.json`.
+fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Result<Manifest> {
+    let (opts, pack, arms) = (&run.opts, &run.opts.pack, &run.arms);
     let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
     let corpus_text = std::fs::read_to_string(&corpus_path).unwrap_or_default();
     let info = backend.info();
@@ -377,8 +428,8 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         )
     };
     let skills_dir = opts.skills_dir.clone().unwrap_or(pack.skills_dir.clone());
-    let manifest = Manifest {
-        run_id: run_id.clone(),
+    Ok(Manifest {
+        run_id: run_id.to_string(),
         skilleval_version: env!("CARGO_PKG_VERSION").into(),
         llama_cpp_2_version: crate::LLAMA_CPP_2_VERSION.into(),
         model_sha256: info
@@ -397,10 +448,10 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
         control_body_sha256: opts.control.then(|| body(&arms.control)),
         corpus: corpus_path.display().to_string(),
         corpus_sha256: manifest::sha256_hex(corpus_text.as_bytes()),
-        samples: samples.len(),
+        samples: run.samples.len(),
         repeats: opts.repeats,
         run_seed: opts.seed,
-        sampling,
+        sampling: run.sampling,
         budgets: pack.budgets,
         call_format: format!(
             "{:?}",
@@ -419,103 +470,104 @@ fn run_with(backend: &mut dyn Backend, opts: &RunOptions) -> anyhow::Result<RunR
             opts.variant.as_deref(),
             &corpus_path,
         )?),
-    };
-    let manifest_path = dir.join("manifest.json");
-    manifest::write_or_check(&manifest_path, &manifest, opts.resume.is_some())?;
+    })
+}
 
-    let done: BTreeSet<(String, Arm, u32)> = entries.iter().map(JournalEntry::key).collect();
-    let units: Vec<Unit> = plan::plan(
-        &samples,
+/// The plan's units that `journaled` does not hold yet, in plan order.
+fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
+    let (opts, samples) = (&run.opts, &run.samples);
+    let done: BTreeSet<(String, Arm, u32)> = journaled.iter().map(JournalEntry::key).collect();
+    plan::plan(
+        samples,
         opts.repeats,
         opts.seed,
         &plan::arms(opts.control),
-        arms.aa,
+        run.arms.aa,
     )
     .into_iter()
     .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
-    .collect();
-    let mut progress = Progress::new(opts.progress, units.len());
-    let mut journal = Journal::open(&journal_path)?;
-    let started = Instant::now();
-    let mut profile = scheduler::Profile::new(opts.parallel.max(1));
-    profile.model_load_secs = manifest.backend.load_secs;
+    .collect()
+}
+
+/// Runs `units`, journaling and profiling each as it finishes, and adds their entries to
+/// `entries` in plan order, also when the run stops part-way.
+fn execute(
+    backend: &mut dyn Backend,
+    run: &Prepared,
+    units: &[Unit],
+    journal: &mut Journal,
+    profile: &mut Profile,
+    entries: &mut Vec<JournalEntry>,
+) -> anyhow::Result<()> {
+    let mut progress = Progress::new(run.opts.progress, units.len(), "samples");
     // One unit, timed: the same work whether units run one by one or on worker threads.
     let run_timed = |backend: &mut dyn Backend, unit: &Unit| {
         let unit_started = Instant::now();
         let entry = run_unit(
             backend,
-            pack,
-            arms.tree(unit.arm),
-            &registry,
-            &samples[unit.sample_index],
+            &run.opts.pack,
+            run.arms.tree(unit.arm),
+            &run.registry,
+            &run.samples[unit.sample_index],
             unit,
-            sampling,
+            run.sampling,
         );
         (entry, unit_started.elapsed().as_secs_f64())
     };
-    if opts.parallel > 1 {
-        let handles = scheduler::handles(backend, opts.parallel)?;
-        // Kept by plan index, so that entries come out in plan order whatever finished first.
-        let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
-        let outcome = scheduler::run_parallel(handles, &units, run_timed, |i, (entry, secs)| {
+    // Kept by plan index, so that entries come out in plan order whatever finished first.
+    let mut finished: Vec<Option<JournalEntry>> = vec![None; units.len()];
+    let outcome = scheduler::run_units(
+        backend,
+        run.opts.parallel,
+        units,
+        run_timed,
+        |i, (entry, secs)| {
             journal.append(&entry)?;
-            profile.add(&entry, secs);
+            profile.add(&entry.transcript, secs);
             progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
             finished[i] = Some(entry);
             Ok(())
-        });
-        entries.extend(finished.into_iter().flatten());
-        outcome?;
-    } else {
-        for unit in &units {
-            let (entry, secs) = run_timed(backend, unit);
-            journal.append(&entry)?;
-            profile.add(&entry, secs);
-            progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
-            entries.push(entry);
-        }
-    }
+        },
+    );
+    entries.extend(finished.into_iter().flatten());
+    outcome?;
     progress.finish();
-    let wall = started.elapsed().as_secs_f64();
-    profile.finish(wall);
-    std::fs::write(
-        dir.join("profile.json"),
-        serde_json::to_string_pretty(&profile)? + "\n",
-    )?;
+    Ok(())
+}
 
+/// The summary of the selected samples and arms, written with the report beside the journal.
+fn summarize(
+    run: &Prepared,
+    entries: &mut Vec<JournalEntry>,
+    dir: &Path,
+    manifest: &Manifest,
+    wall: f64,
+) -> anyhow::Result<Summary> {
+    let (opts, pack) = (&run.opts, &run.opts.pack);
     // Only entries of the selected samples and arms count (a resumed journal may hold others).
-    let ids: BTreeSet<&str> = samples.iter().map(|s| s.id.as_str()).collect();
+    let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
     let run_arms = plan::arms(opts.control);
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
-    let summary = stats::summarize(&outcomes(&entries))?;
+    let summary = stats::summarize(&outcomes(entries))?;
     let settings = format!(
         "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
         pack.name,
         pack.skill,
         opts.variant.as_ref().map(|v| format!("variant {}", v.display())).unwrap_or("A/A (no variant)".into()),
         if opts.control { "control arm" } else { "no control arm" },
-        samples.len(),
+        run.samples.len(),
         opts.repeats,
         opts.seed,
-        sampling.temperature,
+        run.sampling.temperature,
         manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
         wall
     );
-    std::fs::write(
-        dir.join("summary.json"),
-        serde_json::to_string_pretty(&summary)? + "\n",
-    )?;
+    write_json(&dir.join("summary.json"), &summary)?;
     std::fs::write(dir.join("summary.csv"), report::csv(&summary)?)?;
     std::fs::write(
         dir.join("report.md"),
         report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
     )?;
-    replay::check_recordings(&entries)
-        .map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
-    Ok(RunResult {
-        run_id,
-        dir,
-        summary,
-        entries,
-    })
+    replay::check_recordings(entries).map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
+    Ok(summary)
 }

@@ -30,10 +30,9 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use serde::{Deserialize, Serialize};
 
 use super::llama::{first_stop, load_model, runtime, sampler, LlamaOptions, PREFILL_CHUNK};
-use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
+use super::{Backend, BackendInfo, EngineStats, FinishReason, GenMetrics, GenRequest, Generation};
 use crate::harness::template::Family;
 
 #[derive(Debug, Clone)]
@@ -57,38 +56,6 @@ impl BatchedOptions {
             chunk_aligned_reuse: false,
         }
     }
-}
-
-/// Totals over the engine's life, for throughput reports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EngineStats {
-    pub requests: u64,
-    pub prompt_tokens: u64,
-    /// Prompt tokens whose KV entries came from a cached prefix.
-    pub cached_prompt_tokens: u64,
-    /// Requests that reused a cached prefix at all.
-    pub prefix_hits: u64,
-    pub generated_tokens: u64,
-    pub decode_calls: u64,
-    /// Tokens over all decode calls, prompt and generated.
-    pub batched_tokens: u64,
-    /// Time inside decode calls that carried prompt tokens (generating sequences ride along).
-    pub prefill_secs: f64,
-    /// Time inside decode calls that carried only generated tokens.
-    pub decode_secs: f64,
-    /// Tokens in the decode calls that carried only generated tokens.
-    pub decode_only_tokens: u64,
-    /// Most sequences in one decode call.
-    pub peak_sequences: u32,
-    /// Time the engine waited for lockstep clients to ask again (tools, judging, prompts).
-    #[serde(default)]
-    pub client_wait_secs: f64,
-    /// Time spent tokenizing prompts.
-    #[serde(default)]
-    pub tokenize_secs: f64,
-    /// Time spent sampling and checking stop strings after decode calls.
-    #[serde(default)]
-    pub sample_secs: f64,
 }
 
 /// What clients tell the engine.
@@ -241,6 +208,10 @@ impl Drop for BatchedHandle {
 impl Backend for BatchedHandle {
     fn family(&self) -> Family {
         self.shared.family
+    }
+
+    fn engine_stats(&self) -> Option<EngineStats> {
+        Some(self.stats())
     }
 
     fn info(&self) -> BackendInfo {
@@ -875,48 +846,6 @@ pub fn bare_decode_rate(
             .map_err(|e| anyhow!("decode failed: {e}"))?;
     }
     Ok((steps * sequences) as f64 / started.elapsed().as_secs_f64())
-}
-
-impl EngineStats {
-    /// What the engine did, for `--profile`.
-    pub fn table(&self) -> String {
-        let per_sec = |n: u64, secs: f64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let per_call = if self.decode_calls > 0 {
-            self.batched_tokens as f64 / self.decode_calls as f64
-        } else {
-            0.0
-        };
-        format!(
-            "engine: {} requests · {} decode calls, {:.1} tokens per call, at most {} sequences\n\
-             \x20 calls with prompt tokens  {:>8.1}s\n\
-             \x20 calls generating only     {:>8.1}s ({:.0} tokens/s)\n\
-             \x20 sampling                  {:>8.1}s\n\
-             \x20 tokenizing                {:>8.1}s\n\
-             \x20 waiting for clients       {:>8.1}s\n\
-             \x20 prefix cache              {} hits, {} of {} prompt tokens\n",
-            self.requests,
-            self.decode_calls,
-            per_call,
-            self.peak_sequences,
-            self.prefill_secs,
-            self.decode_secs,
-            per_sec(self.decode_only_tokens, self.decode_secs),
-            self.sample_secs,
-            self.tokenize_secs,
-            self.client_wait_secs,
-            self.prefix_hits,
-            self.cached_prompt_tokens,
-            self.prompt_tokens,
-        )
-    }
-}
-
-/// Peak resident memory of this process in bytes (Linux `VmHWM`), if the system says.
-pub fn peak_memory_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// Checks that options make sense before a model loads.

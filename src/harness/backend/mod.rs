@@ -1,13 +1,18 @@
 //! Model backends: the one seam between the harness and whatever produces text.
 
 pub mod batched;
+mod engine_stats;
 pub mod gguf;
 pub mod llama;
+mod open;
 pub mod scripted;
 
 use serde::{Deserialize, Serialize};
 
-use super::template::Family;
+use super::template::{self, Family, Message};
+
+pub use engine_stats::EngineStats;
+pub use open::{open, OpenModel};
 
 /// How the next token is chosen. `temperature <= 0` means greedy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -37,6 +42,29 @@ pub struct GenRequest {
     /// Generation ends before the first occurrence of any of these.
     pub stop: Vec<String>,
     pub sampling: Sampling,
+}
+
+impl GenRequest {
+    /// `prompt`, already in the family's chat format (or raw), ending where the family's turn
+    /// ends.
+    pub fn in_turn(family: Family, prompt: String, max_tokens: u32, sampling: Sampling) -> Self {
+        GenRequest {
+            prompt,
+            max_tokens,
+            stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
+            sampling,
+        }
+    }
+
+    /// `messages` in the family's chat format, the reply ending where the family's turn ends.
+    pub fn chat(family: Family, messages: &[Message], max_tokens: u32, sampling: Sampling) -> Self {
+        Self::in_turn(
+            family,
+            template::render(family, messages),
+            max_tokens,
+            sampling,
+        )
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +148,12 @@ pub trait Backend {
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {
         None
     }
+
+    /// The figures of the engine behind this backend, when it serves many callers (see
+    /// `batched`); `None` for a backend that keeps none.
+    fn engine_stats(&self) -> Option<EngineStats> {
+        None
+    }
 }
 
 /// A backend spoken to in another chat format than its own, e.g. a base model driven through a
@@ -170,6 +204,10 @@ impl<B: LendsBackend> Backend for WithFamily<B> {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         self.inner.backend_mut().generate(request)
+    }
+
+    fn engine_stats(&self) -> Option<EngineStats> {
+        self.inner.backend().engine_stats()
     }
 
     /// A fork keeps speaking the chat format its parent was spoken to in.

@@ -1,4 +1,4 @@
-//! Progress of a run on stderr: a bar on a terminal, else (CI logs, `tee`) a plain line at most
+//! Progress of a run (`run` and `bench`) on stderr: a bar on a terminal, else (CI logs, `tee`) a plain line at most
 //! every [`LINE_INTERVAL`] with units done, rate and time left.
 
 use std::io::IsTerminal;
@@ -19,7 +19,8 @@ pub struct Progress {
 
 impl Progress {
     /// Progress over `total` units when `shown`: a bar if stderr is a terminal, plain lines if not.
-    pub fn new(shown: bool, total: usize) -> Self {
+    /// The bar counts its units as `noun` ("samples", "entries").
+    pub fn new(shown: bool, total: usize, noun: &str) -> Self {
         let total = total as u64;
         let mut progress = Progress {
             bar: None,
@@ -33,9 +34,9 @@ impl Progress {
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total);
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} samples  {per_sec}  ETA {eta}  {msg}",
-                )
+                ProgressStyle::with_template(&format!(
+                    "{{bar:30}} {{pos}}/{{len}} {noun}  {{per_sec}}  ETA {{eta}}  {{msg}}"
+                ))
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             progress.bar = Some(bar);

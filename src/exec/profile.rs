@@ -1,94 +1,12 @@
-//! Runs a plan's units on several threads at once, each with its own handle on a backend that
-//! serves many callers (one model, one context, continuous batching), and measures the run.
-//!
-//! Worker k starts with unit k, then each takes the next unit in plan order from a shared counter
-//! when it is done; finished units come back to the caller's thread in order of completion, so
-//! the journal keeps every unit that finished even if the run stops. On lockstep handles (the
-//! batched engine's forks) workers take turns between generations, so which worker takes which
-//! unit, and so every batch, is the same from run to run: a run replays exactly at the same
-//! `--parallel`.
+//! Where a run's time and tokens went: per-unit figures summed, the wall time, the process's
+//! peak memory and, when a batched engine served the run, the engine's own figures.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use super::journal::JournalEntry;
-use crate::harness::backend::batched::{peak_memory_bytes, EngineStats};
-use crate::harness::backend::Backend;
-
-/// `count` handles on `backend`, one per worker.
-pub fn handles(
-    backend: &dyn Backend,
-    count: usize,
-) -> anyhow::Result<Vec<Box<dyn Backend + Send>>> {
-    (0..count)
-        .map(|_| {
-            backend.fork().ok_or_else(|| {
-                anyhow!(
-                    "--parallel {count}: the {} backend serves one caller at a time; use --parallel 1",
-                    backend.info().name
-                )
-            })
-        })
-        .collect()
-}
-
-/// Runs `work` on every item, on one thread per handle. `on_done` sees each result on the
-/// caller's thread as it finishes, with the item's index. When `on_done` fails, no further item
-/// starts, the ones running are waited for and dropped, and its error is returned.
-pub fn run_parallel<I, T, W, D>(
-    handles: Vec<Box<dyn Backend + Send>>,
-    items: &[I],
-    work: W,
-    mut on_done: D,
-) -> anyhow::Result<()>
-where
-    I: Sync,
-    T: Send,
-    W: Fn(&mut dyn Backend, &I) -> T + Sync,
-    D: FnMut(usize, T) -> anyhow::Result<()>,
-{
-    if handles.is_empty() {
-        bail!("no backend handle to run on");
-    }
-    let next = AtomicUsize::new(handles.len());
-    let stop = AtomicBool::new(false);
-    let (sender, results) = mpsc::channel::<(usize, T)>();
-    std::thread::scope(|scope| {
-        for (first, mut handle) in handles.into_iter().enumerate() {
-            let sender = sender.clone();
-            let (next, stop, work) = (&next, &stop, &work);
-            scope.spawn(move || {
-                let mut i = first;
-                while !stop.load(Ordering::Relaxed) {
-                    let Some(item) = items.get(i) else {
-                        break;
-                    };
-                    let value = work(handle.as_mut(), item);
-                    if sender.send((i, value)).is_err() {
-                        break;
-                    }
-                    i = next.fetch_add(1, Ordering::Relaxed);
-                }
-            });
-        }
-        // The workers hold the only senders left: the loop ends when the last one finishes.
-        drop(sender);
-        let mut outcome = Ok(());
-        for (i, value) in results {
-            if outcome.is_ok() {
-                outcome = on_done(i, value);
-                if outcome.is_err() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
-        }
-        outcome
-    })
-}
+use crate::harness::backend::EngineStats;
+use crate::harness::transcript::Transcript;
 
 /// Where a run's time and tokens went. Token rates divide a phase's tokens by the time spent in
 /// that phase: at `--parallel 1` the units' own prefill and decode times, which do not overlap;
@@ -152,20 +70,21 @@ impl Profile {
         }
     }
 
-    /// Counts one finished unit that took `unit_secs` in all.
-    pub fn add(&mut self, entry: &JournalEntry, unit_secs: f64) {
+    /// Counts one finished unit, whose harness loop left `transcript`, that took `unit_secs` in
+    /// all.
+    pub fn add(&mut self, transcript: &Transcript, unit_secs: f64) {
         let since_start = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
-        self.add_at(entry, unit_secs, since_start);
+        self.add_at(transcript, unit_secs, since_start);
     }
 
     /// `add`, for a unit that finished `since_start` seconds into the run.
-    pub fn add_at(&mut self, entry: &JournalEntry, unit_secs: f64, since_start: f64) {
-        let m = &entry.transcript.metrics;
+    pub fn add_at(&mut self, transcript: &Transcript, unit_secs: f64, since_start: f64) {
+        let m = &transcript.metrics;
         self.units += 1;
         if self.first_unit_secs.is_none() {
             self.first_unit_secs = Some(since_start);
         }
-        for round in &entry.transcript.rounds {
+        for round in &transcript.rounds {
             self.generations += 1;
             self.cached_prompt_tokens += u64::from(round.metrics.cached_prompt_tokens);
             self.prefix_hits += u64::from(round.metrics.cached_prompt_tokens > 0);
@@ -255,21 +174,30 @@ impl Profile {
     }
 }
 
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), if the system says.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
-    /// A finished unit with one round per `(cached prompt tokens,)` entry and the given totals.
-    fn entry(
+    /// A finished unit's transcript with one round per `(cached prompt tokens,)` entry and the
+    /// given totals.
+    fn transcript(
         prompt_tokens: u32,
         cached: &[u32],
         generated_tokens: u32,
         prefill_secs: f64,
         decode_secs: f64,
         wall_secs: f64,
-    ) -> JournalEntry {
+    ) -> Transcript {
         let rounds: Vec<_> = cached
             .iter()
             .map(|c| {
@@ -282,16 +210,11 @@ mod tests {
             })
             .collect();
         serde_json::from_value(json!({
-            "sample_id": "s", "category": "c", "arm": "baseline", "repeat": 0, "seed": 0,
-            "judgement": {"passed": true, "failed": [], "applied": 1},
-            "gapped": false, "errored": false,
-            "transcript": {
-                "rounds": rounds, "reply": "", "stop": {"kind": "answered"}, "loaded_skills": [],
-                "metrics": {"rounds": cached.len(), "prompt_tokens": prompt_tokens,
-                            "generated_tokens": generated_tokens, "prefill_secs": prefill_secs,
-                            "decode_secs": decode_secs, "ttft_secs": 0.1, "tool_secs": 0.0,
-                            "wall_secs": wall_secs}
-            }
+            "rounds": rounds, "reply": "", "stop": {"kind": "answered"}, "loaded_skills": [],
+            "metrics": {"rounds": cached.len(), "prompt_tokens": prompt_tokens,
+                        "generated_tokens": generated_tokens, "prefill_secs": prefill_secs,
+                        "decode_secs": decode_secs, "ttft_secs": 0.1, "tool_secs": 0.0,
+                        "wall_secs": wall_secs}
         }))
         .unwrap()
     }
@@ -303,8 +226,8 @@ mod tests {
         // time would have said 19.5.
         let mut profile = Profile::new(1);
         profile.model_load_secs = 0.8;
-        profile.add_at(&entry(300, &[0, 200], 39, 0.5, 1.0, 1.5), 2.0, 2.0);
-        profile.add_at(&entry(300, &[100, 200], 39, 0.5, 1.0, 1.5), 2.0, 4.0);
+        profile.add_at(&transcript(300, &[0, 200], 39, 0.5, 1.0, 1.5), 2.0, 2.0);
+        profile.add_at(&transcript(300, &[100, 200], 39, 0.5, 1.0, 1.5), 2.0, 4.0);
         profile.finish(4.0);
         assert_eq!(profile.decode_tokens_per_sec, 39.0);
         // 600 prompt tokens, 500 of them cached: 100 computed in 1 s.
@@ -323,7 +246,7 @@ mod tests {
         let mut profile = Profile::new(4);
         for _ in 0..4 {
             // Four units at once, each waiting 3 s in shared decode calls.
-            profile.add_at(&entry(100, &[0], 50, 1.0, 3.0, 4.0), 4.0, 4.0);
+            profile.add_at(&transcript(100, &[0], 50, 1.0, 3.0, 4.0), 4.0, 4.0);
         }
         profile.finish(4.0);
         let stats = EngineStats {

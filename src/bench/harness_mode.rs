@@ -14,7 +14,7 @@ use crate::harness::transcript::{StopReason, Transcript};
 
 use super::checker::{check_calls, CheckOptions, CheckResult};
 use super::corpus::Entry;
-use super::{inference_error_result, EntryOutcome, Mode, RunOptions};
+use super::{inference_error_result, EntryOptions, EntryOutcome, Mode};
 
 /// BFCL's task statement without its call syntax: the harness explains its own.
 pub const INSTRUCTIONS: &str = "You are an expert in composing functions. You are given a question and a set of possible functions. Based on the question, you will need to make one or more function/tool calls to achieve the purpose. If none of the functions can be used, point it out. If the given question lacks the parameters required by the function, also point it out.";
@@ -204,7 +204,7 @@ fn instructions_and_messages(entry: &Entry) -> (String, Vec<Message>) {
 pub fn run_harness_mode(
     backend: &mut dyn Backend,
     entries: &[Entry],
-    options: &RunOptions,
+    options: &EntryOptions,
     format: Option<CallFormat>,
     on_entry: &mut dyn FnMut(&EntryOutcome),
 ) -> Vec<EntryOutcome> {
@@ -221,7 +221,7 @@ pub fn run_harness_mode(
 pub fn harness_entry(
     backend: &mut dyn Backend,
     entry: &Entry,
-    options: &RunOptions,
+    options: &EntryOptions,
     format: Option<CallFormat>,
 ) -> EntryOutcome {
     let skills = SkillTree::default();

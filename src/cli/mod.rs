@@ -1,0 +1,66 @@
+//! Command-line interface: the arguments of each command, turned into the options of the
+//! module that does the work, and dispatch. One file per command; `args.rs` holds what several
+//! share. Every failure becomes one line on stderr and a non-zero exit.
+
+use clap::{Parser, Subcommand};
+
+mod args;
+mod bench;
+mod chat;
+mod check;
+mod doctor;
+mod generate;
+mod run;
+
+pub use args::{default_parallel, ModelArgs, ParallelArgs, RecordWhat};
+pub use bench::{BenchArgs, BenchCommand, BenchRunArgs, BenchScoreArgs};
+pub use run::{RunArgs, EXIT_WORSE};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "skilleval",
+    version,
+    about = "Measures whether a skill's new wording makes a small local model behave better or worse",
+    after_long_help = "Examples:
+  skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
+  skilleval chat --pack weather --prompt \"how cold is it in berlin today\"
+  skilleval doctor"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Generate a reply to one prompt: the text on stdout, the run's figures on stderr
+    #[command(after_long_help = generate::EXAMPLES)]
+    Generate(generate::GenerateArgs),
+    /// Run one prompt through the harness loop with the tools its skills grant, and print the
+    /// transcript with every call and its result
+    Chat(chat::ChatArgs),
+    /// Compare a skill's baseline wording with a variant over a pack's corpus
+    #[command(after_long_help = run::EXAMPLES)]
+    Run(run::RunArgs),
+    /// Judge a pack's hand-labelled cases (judge-cases.jsonl) with its laws, print every
+    /// disagreement, and check that every corpus sample has a reply that passes
+    #[command(after_long_help = check::EXAMPLES)]
+    Check(check::CheckArgs),
+    /// Score the model on BFCL function-calling entries, or re-score saved results
+    /// (`bench --bfcl …` is short for `bench run --bfcl …`)
+    #[command(after_long_help = bench::EXAMPLES)]
+    Bench(Box<bench::BenchArgs>),
+    /// Check the model, the llama.cpp build, the threads and every pack; exit 1 on a problem
+    Doctor(doctor::DoctorArgs),
+}
+
+pub fn run_command(command: Command) -> anyhow::Result<u8> {
+    match command {
+        Command::Generate(args) => generate::run(args),
+        Command::Chat(args) => chat::run(args),
+        Command::Doctor(args) => doctor::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Check(args) => check::run(args),
+        Command::Bench(args) => bench::dispatch(*args),
+    }
+}

@@ -1,0 +1,155 @@
+//! `skilleval run`: a pack's baseline against a variant (and the control arm), the table on
+//! stdout, the run folder under `--output`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use super::args::{record_mode, ModelArgs, ParallelArgs, RecordWhat};
+use crate::eval::pack::Pack;
+use crate::eval::runner::{self, RunOptions};
+use crate::eval::{report, stats};
+
+/// Exit code when `--fail-on worse` finds a category worse beyond noise.
+pub const EXIT_WORSE: u8 = 3;
+
+pub const EXAMPLES: &str = "Examples:
+  skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
+  skilleval run --pack weather                      # A/A: the noise floor
+  skilleval run --pack weather --variant b.md --fail-on worse --json > summary.json";
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FailOn {
+    /// Any category worse beyond noise
+    Worse,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Pack name (packs/<name>) or path to a pack folder or pack.toml
+    #[arg(long)]
+    pub pack: String,
+    /// A SKILL.md (or a body alone) laid over the skill under test
+    #[arg(long)]
+    pub variant: Option<PathBuf>,
+    /// Baseline skills tree instead of the pack's own
+    #[arg(long)]
+    pub skills_dir: Option<PathBuf>,
+    /// Another corpus of the same shape
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Times each sample runs in each arm, each with its own recorded seed
+    #[arg(long, default_value_t = 3)]
+    pub repeats: u32,
+    /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Run only this category (repeatable)
+    #[arg(long)]
+    pub category: Vec<String>,
+    /// Run at most N samples, taking categories in turn
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Answer calls from the live service and keep the answers as fixtures
+    #[arg(long, num_args = 0..=1, default_missing_value = "gaps")]
+    pub record: Option<RecordWhat>,
+    /// Sampling temperature (default: the pack's)
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// Sample from the K likeliest tokens (default: the pack's)
+    #[arg(long)]
+    pub top_k: Option<i32>,
+    /// Sample from the likeliest tokens that make up this probability (default: the pack's)
+    #[arg(long)]
+    pub top_p: Option<f32>,
+    /// Print the summary as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 3 when the variant is worse beyond noise in some category or in total
+    #[arg(long)]
+    pub fail_on: Option<FailOn>,
+    /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
+    #[arg(long)]
+    pub no_control: bool,
+    /// Continue an interrupted run from its journal
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// Where run folders go
+    #[arg(long, default_value = "output")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub parallel: ParallelArgs,
+    /// Print where the run's time and tokens went
+    #[arg(long)]
+    pub profile: bool,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+impl RunArgs {
+    /// The run these arguments ask for. The model's chat format comes from its metadata; a
+    /// pack's `chat_format` insists on another, and `--family` on the command line overrides
+    /// both.
+    pub fn into_options(self) -> anyhow::Result<RunOptions> {
+        let mut pack = Pack::load(&self.pack)?;
+        if self.model.family.is_some() {
+            pack.chat_format = None;
+        }
+        let mut opts = RunOptions::new(pack);
+        opts.variant = self.variant;
+        opts.skills_dir = self.skills_dir;
+        opts.corpus = self.corpus;
+        opts.repeats = self.repeats;
+        opts.seed = self.seed;
+        opts.categories = self.category;
+        opts.limit = self.limit;
+        opts.record = record_mode(self.record);
+        opts.temperature = self.temperature;
+        opts.top_k = self.top_k;
+        opts.top_p = self.top_p;
+        opts.output_root = self.output;
+        opts.resume = self.resume;
+        opts.progress = true;
+        opts.control = !self.no_control;
+        opts.parallel = self.parallel.resolve();
+        Ok(opts)
+    }
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let (json, profile_asked, fail_on) = (args.json, args.profile, args.fail_on);
+    let model = args.model.clone();
+    let opts = args.into_options()?;
+    // Fail on pack, corpus, variant and fixture mistakes before the model loads.
+    let prepared = runner::prepare(&opts)?;
+    let mut model = model.open(opts.parallel)?;
+    let result = runner::run_prepared(model.backend(), &prepared)?;
+    let profile = &result.profile;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&result.summary)?);
+    } else {
+        println!("{}", report::table(&result.summary));
+        println!("{}", profile.line());
+        println!("run {} → {}", result.run_id, result.dir.display());
+    }
+    if profile_asked {
+        let text = profile.table()
+            + &profile
+                .engine
+                .as_ref()
+                .map(|s| s.table())
+                .unwrap_or_default();
+        // Beside a JSON summary, on stderr so that stdout stays JSON; the summary line with it,
+        // since the table above was not printed.
+        if json {
+            eprint!("{}\n{text}", profile.line());
+        } else {
+            print!("{text}");
+        }
+    }
+    Ok(if fail_on.is_some() && stats::any_worse(&result.summary) {
+        EXIT_WORSE
+    } else {
+        0
+    })
+}
