@@ -147,7 +147,11 @@ impl Manifest {
             ("the skills tree", input(|h| Some(&h.skills))),
             ("the variant", input(|h| h.variant.as_ref())),
             ("the corpus", input(|h| Some(&h.corpus))),
-            ("the fixtures", input(|h| Some(&h.fixtures))),
+            // A recording run writes its own fixtures as it goes: they may differ on resume.
+            (
+                "the fixtures",
+                self.record != "Off" || input(|h| Some(&h.fixtures)),
+            ),
             ("parallel", self.parallel == earlier.parallel),
             ("control", self.control == earlier.control),
             ("record", self.record == earlier.record),
@@ -239,4 +243,29 @@ pub fn git_revision(dir: &Path) -> Option<String> {
     let rev = run(&["rev-parse", "HEAD"])?;
     let dirty = run(&["status", "--porcelain", "--", "."]).is_some_and(|s| !s.is_empty());
     Some(if dirty { format!("{rev}+dirty") } else { rev })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(record: &str, fixtures: &str) -> Manifest {
+        let text = include_str!("../../tests/data/manifest-example.json");
+        let mut manifest: Manifest = serde_json::from_str(text).expect("the example manifest");
+        manifest.record = record.to_string();
+        manifest.inputs.as_mut().expect("input hashes").fixtures = fixtures.to_string();
+        manifest
+    }
+
+    #[test]
+    fn changed_fixtures_refuse_a_replay_resume_but_not_a_recording_one() {
+        let conflicts = manifest("Off", "b").resume_conflicts(&manifest("Off", "a"));
+        assert_eq!(conflicts, vec!["the fixtures"]);
+        assert!(manifest("Gaps", "b")
+            .resume_conflicts(&manifest("Gaps", "a"))
+            .is_empty());
+        assert!(manifest("Off", "a")
+            .resume_conflicts(&manifest("Off", "a"))
+            .is_empty());
+    }
 }
