@@ -346,8 +346,9 @@ fn legend(summary: &Summary) -> String {
          across categories (across laws in the law tables; the total is not adjusted). A verdict \
          needs adjusted p < {} and an interval that excludes 0. MDE: the change this run would \
          detect with {:.0}% power at the level a row faces when it is the only change, α/(rows \
-         tested); * marks a variance floored at the pooled pass rate's. \"too few samples\": no \
-         outcome of this many samples could reach that level.",
+         tested); * marks a variance floored at the pooled pass rate's. \"inconclusive\": Δ is at \
+         least the MDE, yet the test did not reach its level. \"too few samples\": no outcome of \
+         this many samples could reach that level.",
         summary.repeats,
         summary.confidence * 100.0,
         summary.alpha,

@@ -257,12 +257,15 @@ pub struct Row {
 }
 
 impl Row {
-    /// The verdict as a reader should see it: "no change ≥ X pp" carries the MDE.
+    /// The verdict as a reader should see it: "no change ≥ X pp" carries the MDE, and is
+    /// said only when the observed Δ is smaller than X; a Δ as large as the MDE that the test
+    /// still could not confirm is "inconclusive".
     pub fn verdict_label(&self) -> String {
         match self.verdict {
             Verdict::Better => "better".into(),
             Verdict::Worse => "worse".into(),
             Verdict::NoChange => match self.mde {
+                Some(mde) if self.delta.is_some_and(|d| d.abs() >= mde) => "inconclusive".into(),
                 Some(mde) => format!("no change ≥ {:.0} pp", (mde * 100.0).ceil()),
                 None => "no change".into(),
             },
@@ -1147,6 +1150,10 @@ mod tests {
         assert_eq!(c.verdict, Verdict::NoChange);
         let label = format!("no change ≥ {:.0} pp", (mde * 100.0).ceil());
         assert_eq!(c.verdict_label(), label);
+        // A Δ as large as the MDE that the test did not confirm is no claim of "no change".
+        let mut unconfirmed = c.clone();
+        unconfirmed.delta = Some(-mde);
+        assert_eq!(unconfirmed.verdict_label(), "inconclusive");
         // One repeat cannot tell repeat noise from sample spread.
         assert_eq!(c.repeats_for_target, RepeatsNeeded::Unknown);
     }
