@@ -44,8 +44,8 @@ pub struct RunArgs {
     /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Run only this category (repeatable)
-    #[arg(long)]
+    /// Run only these categories (repeatable, or several separated by commas)
+    #[arg(long, value_delimiter = ',')]
     pub category: Vec<String>,
     /// Run at most N samples, taking categories in turn
     #[arg(long)]
