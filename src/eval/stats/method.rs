@@ -629,7 +629,8 @@ fn gcd(a: usize, b: usize) -> usize {
     }
 }
 
-fn lcm(a: usize, b: usize) -> usize {
+/// Least common multiple: the common denominator of pass fractions over different repeats.
+pub fn lcm(a: usize, b: usize) -> usize {
     a / gcd(a, b) * b
 }
 

@@ -691,7 +691,9 @@ fn raw_row(
     let seed = method::seed_for(&[comparison, name]);
 
     // The differences as integers over the least common multiple of the repeat counts.
-    let denominator = counts.iter().fold(1usize, |l, &(_, m, ..)| lcm(l, m));
+    let denominator = counts
+        .iter()
+        .fold(1usize, |l, &(_, m, ..)| method::lcm(l, m));
     let numerators: Vec<i64> = counts
         .iter()
         .map(|&(_, m, r, t)| (t as i64 - r as i64) * (denominator / m) as i64)
@@ -862,18 +864,6 @@ fn finish_row(raw: RawRow, level: f64, p_adjusted: f64) -> (Row, RowPower) {
         _ => Verdict::NoChange,
     };
     (row, power)
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
-fn lcm(a: usize, b: usize) -> usize {
-    a / gcd(a, b) * b
 }
 
 fn arm_summary(
