@@ -19,42 +19,20 @@ use skilleval::harness::backend::{
 };
 use skilleval::harness::template::Family;
 
-use runner_support::{call, mini_pack_dir};
+use runner_support::{mini_pack_dir, StationReplies};
 
 /// A model that answers from the prompt alone and serves any number of callers: it asks for
 /// the station the user named, then repeats the reading the tool returned.
 #[derive(Clone)]
 struct Stations {
-    /// (user prompt, station) for the corpus samples that name one.
-    stations: Vec<(String, String)>,
+    replies: StationReplies,
 }
 
 impl Stations {
     fn new(pack: &Pack) -> Self {
-        let stations = pack
-            .corpus(None)
-            .unwrap()
-            .iter()
-            .filter_map(|s| {
-                let station = s.fields.get("station")?.as_str()?.to_string();
-                Some((s.prompt_text().to_string(), station))
-            })
-            .collect();
-        Stations { stations }
-    }
-
-    fn reply(&self, prompt: &str) -> String {
-        let reading = Regex::new(r"(-?\d+(?:\.\d+)?) °C").unwrap();
-        if let Some((_, station)) = self.stations.iter().find(|(p, _)| prompt.contains(p)) {
-            return match prompt.rfind("station_reading returned:") {
-                Some(at) => match reading.captures(&prompt[at..]) {
-                    Some(c) => format!("The station reports {} °C.", &c[1]),
-                    None => "The station has no reading.".into(),
-                },
-                None => call("station_reading", "station", station),
-            };
+        Stations {
+            replies: StationReplies::new(pack),
         }
-        "Glad to help. Have a good day!".into()
     }
 }
 
@@ -71,7 +49,7 @@ impl Backend for Stations {
     }
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
-        let text = self.reply(&request.prompt);
+        let text = self.replies.reply(&request.prompt);
         Ok(Generation {
             metrics: GenMetrics {
                 prompt_tokens: request.prompt.split_whitespace().count() as u32,

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::bail;
-use regex::Regex;
 use skilleval::eval::journal::{self, JournalEntry};
 use skilleval::eval::manifest::Manifest;
 use skilleval::eval::pack::Pack;
@@ -22,15 +21,14 @@ use skilleval::harness::backend::{
 };
 use skilleval::harness::template::Family;
 
-use runner_support::{call, lines, mini_pack_dir};
+use runner_support::{lines, mini_pack_dir, StationReplies};
 
 /// A model that serves several callers at once and answers from the prompt alone, as a
 /// diligent model would: it asks for the station the user named, then repeats the reading.
 /// It counts the generations in flight at once, to show that callers overlapped.
 #[derive(Clone)]
 struct DiligentStations {
-    /// (user prompt, station) for the corpus samples that name one.
-    stations: Arc<Vec<(String, String)>>,
+    replies: StationReplies,
     in_flight: Arc<AtomicUsize>,
     most_in_flight: Arc<AtomicUsize>,
     generations: Arc<AtomicUsize>,
@@ -38,35 +36,12 @@ struct DiligentStations {
 
 impl DiligentStations {
     fn new(pack: &Pack) -> Self {
-        let stations = pack
-            .corpus(None)
-            .unwrap()
-            .iter()
-            .filter_map(|s| {
-                let station = s.fields.get("station")?.as_str()?.to_string();
-                Some((s.prompt_text().to_string(), station))
-            })
-            .collect();
         DiligentStations {
-            stations: Arc::new(stations),
+            replies: StationReplies::new(pack),
             in_flight: Arc::default(),
             most_in_flight: Arc::default(),
             generations: Arc::default(),
         }
-    }
-
-    fn reply(&self, prompt: &str) -> String {
-        let reading = Regex::new(r"(-?\d+(?:\.\d+)?) °C").unwrap();
-        if let Some((_, station)) = self.stations.iter().find(|(p, _)| prompt.contains(p)) {
-            return match prompt.rfind("station_reading returned:") {
-                Some(at) => match reading.captures(&prompt[at..]) {
-                    Some(c) => format!("The station reports {} °C.", &c[1]),
-                    None => "The station has no reading.".into(),
-                },
-                None => call("station_reading", "station", station),
-            };
-        }
-        "Glad to help. Have a good day!".into()
     }
 }
 
@@ -89,7 +64,7 @@ impl Backend for DiligentStations {
         std::thread::sleep(Duration::from_millis(5));
         self.generations.fetch_add(1, Ordering::SeqCst);
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
-        let text = self.reply(&request.prompt);
+        let text = self.replies.reply(&request.prompt);
         Ok(Generation {
             metrics: GenMetrics {
                 prompt_tokens: request.prompt.split_whitespace().count() as u32,

@@ -5,8 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use regex::Regex;
 use serde_json::{Map, Value};
 use skilleval::eval::corpus::Sample;
+use skilleval::eval::pack::Pack;
 use skilleval::eval::plan::{self, Unit};
 use skilleval::eval::stats::Arm;
 use skilleval::harness::agent::example_call;
@@ -58,6 +60,45 @@ pub fn call(tool: &str, argument: &str, value: &str) -> String {
     let mut arguments = Map::new();
     arguments.insert(argument.to_string(), Value::String(value.to_string()));
     example_call(CallFormat::Markup, tool, &arguments)
+}
+
+/// What a diligent model says to the mini pack, from the prompt alone: it asks for the station
+/// the user named, then repeats the reading the tool returned.
+#[derive(Clone)]
+pub struct StationReplies {
+    /// (user prompt, station) for the corpus samples that name one.
+    stations: std::sync::Arc<Vec<(String, String)>>,
+}
+
+impl StationReplies {
+    pub fn new(pack: &Pack) -> Self {
+        let stations = pack
+            .corpus(None)
+            .unwrap()
+            .iter()
+            .filter_map(|s| {
+                let station = s.fields.get("station")?.as_str()?.to_string();
+                Some((s.prompt_text().to_string(), station))
+            })
+            .collect();
+        StationReplies {
+            stations: std::sync::Arc::new(stations),
+        }
+    }
+
+    pub fn reply(&self, prompt: &str) -> String {
+        let reading = Regex::new(r"(-?\d+(?:\.\d+)?) °C").unwrap();
+        if let Some((_, station)) = self.stations.iter().find(|(p, _)| prompt.contains(p)) {
+            return match prompt.rfind("station_reading returned:") {
+                Some(at) => match reading.captures(&prompt[at..]) {
+                    Some(c) => format!("The station reports {} °C.", &c[1]),
+                    None => "The station has no reading.".into(),
+                },
+                None => call("station_reading", "station", station),
+            };
+        }
+        "Glad to help. Have a good day!".into()
+    }
 }
 
 /// The scripted backend's replies for a whole run with the control arm (the default). The
