@@ -201,3 +201,62 @@ fn a_batched_run_replays_exactly() {
     assert!(journals[0].len() >= 8, "{} units", journals[0].len());
     assert_eq!(journals[0], journals[1]);
 }
+
+/// The transcripts and verdicts of a run's units, in key order.
+fn units_of(folder: &std::path::Path) -> Vec<(String, String, u32, Vec<String>, bool)> {
+    let dir = std::fs::read_dir(folder).unwrap().flatten().next().unwrap();
+    let mut units: Vec<_> = journal::read(&dir.path().join("journal.jsonl"))
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let raw: Vec<String> = e.transcript.rounds.iter().map(|r| r.raw.clone()).collect();
+            let arm = format!("{:?}", e.arm);
+            (e.sample_id, arm, e.repeat, raw, e.judgement.passed)
+        })
+        .collect();
+    units.sort();
+    units
+}
+
+/// One unit at a time, a run cut short and resumed writes the transcripts and verdicts of the
+/// uninterrupted run (docs/reliability.md promises this only at --parallel 1).
+#[test]
+fn a_run_resumed_one_unit_at_a_time_equals_the_uninterrupted_run() {
+    let output = tempfile::tempdir().unwrap();
+    let whole = output.path().join("whole");
+    let cut = output.path().join("cut");
+    let ok = |out: Output| {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let run = |folder: &std::path::Path, limit: &str, resume: Option<&str>| {
+        let mut args = vec![
+            "--limit",
+            limit,
+            "--repeats",
+            "1",
+            "--parallel",
+            "1",
+            "--output",
+            folder.to_str().unwrap(),
+        ];
+        if let Some(id) = resume {
+            args.extend(["--resume", id]);
+        }
+        run_mini_variant(&args)
+    };
+    ok(run(&whole, "3", None));
+    // The cut run holds the first sample only; its resume runs the other two.
+    ok(run(&cut, "1", None));
+    let id = std::fs::read_dir(&cut).unwrap().flatten().next().unwrap();
+    let id = id.file_name().to_string_lossy().to_string();
+    let before = units_of(&cut).len();
+    ok(run(&cut, "3", Some(&id)));
+    let (whole, cut) = (units_of(&whole), units_of(&cut));
+    assert!(cut.len() > before, "the resume ran nothing");
+    assert_eq!(whole, cut);
+}

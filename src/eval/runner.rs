@@ -407,6 +407,18 @@ impl RunFolder {
     }
 }
 
+/// What a reader of a resumed run's report must know: units that ran at once after the resume
+/// shared their batches with other units than in an uninterrupted run, and a sequence's sums
+/// in llama.cpp can depend on its batch, so their transcripts may differ from that run's.
+fn resumed_note(opts: &RunOptions) -> String {
+    match (&opts.resume, opts.parallel) {
+        (Some(_), parallel) if parallel > 1 => format!(
+            " · resumed at --parallel {parallel}: the units run after the resume may differ from an uninterrupted run's (same inputs and seeds, other batches); at --parallel 1 they do not"
+        ),
+        _ => String::new(),
+    }
+}
+
 /// `value` as pretty JSON with a final newline.
 fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")?;
@@ -561,7 +573,7 @@ fn summarize(
         run.sampling.temperature,
         manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
         wall
-    );
+    ) + &resumed_note(opts);
     write_json(&dir.join("summary.json"), &summary)?;
     std::fs::write(dir.join("summary.csv"), report::csv(&summary)?)?;
     std::fs::write(
