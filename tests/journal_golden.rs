@@ -14,9 +14,7 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
-use skilleval::harness::backend::{
-    Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,
-};
+use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
 use skilleval::harness::template::Family;
 
 use runner_support::{mini_pack_dir, StationReplies};
@@ -49,16 +47,7 @@ impl Backend for Stations {
     }
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
-        let text = self.replies.reply(&request.prompt);
-        Ok(Generation {
-            metrics: GenMetrics {
-                prompt_tokens: request.prompt.split_whitespace().count() as u32,
-                generated_tokens: text.split_whitespace().count() as u32,
-                ..Default::default()
-            },
-            text,
-            finish: FinishReason::Eos,
-        })
+        Ok(self.replies.generation(request))
     }
 
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {

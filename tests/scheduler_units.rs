@@ -16,9 +16,7 @@ use skilleval::eval::runner::{self, RunOptions};
 use skilleval::exec::profile::Profile;
 use skilleval::exec::scheduler;
 use skilleval::harness::backend::scripted::ScriptedBackend;
-use skilleval::harness::backend::{
-    Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,
-};
+use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
 use skilleval::harness::template::Family;
 
 use runner_support::{lines, mini_pack_dir, StationReplies};
@@ -64,16 +62,7 @@ impl Backend for DiligentStations {
         std::thread::sleep(Duration::from_millis(5));
         self.generations.fetch_add(1, Ordering::SeqCst);
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
-        let text = self.replies.reply(&request.prompt);
-        Ok(Generation {
-            metrics: GenMetrics {
-                prompt_tokens: request.prompt.split_whitespace().count() as u32,
-                generated_tokens: text.split_whitespace().count() as u32,
-                ..Default::default()
-            },
-            text,
-            finish: FinishReason::Eos,
-        })
+        Ok(self.replies.generation(request))
     }
 
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {

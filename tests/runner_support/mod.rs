@@ -12,6 +12,7 @@ use skilleval::eval::pack::Pack;
 use skilleval::eval::plan::{self, Unit};
 use skilleval::eval::stats::Arm;
 use skilleval::harness::agent::example_call;
+use skilleval::harness::backend::{FinishReason, GenMetrics, GenRequest, Generation};
 use skilleval::harness::toolcall::CallFormat;
 
 pub fn packs_dir() -> PathBuf {
@@ -83,6 +84,20 @@ impl StationReplies {
             .collect();
         StationReplies {
             stations: std::sync::Arc::new(stations),
+        }
+    }
+
+    /// The reply to `request` as a backend returns it, with word counts for token counts.
+    pub fn generation(&self, request: &GenRequest) -> Generation {
+        let text = self.reply(&request.prompt);
+        Generation {
+            metrics: GenMetrics {
+                prompt_tokens: request.prompt.split_whitespace().count() as u32,
+                generated_tokens: text.split_whitespace().count() as u32,
+                ..Default::default()
+            },
+            text,
+            finish: FinishReason::Eos,
         }
     }
 
