@@ -206,3 +206,61 @@ fn forked_handles_replay_exactly_whatever_the_timing() {
     assert!(first.iter().all(|said| said.len() == 2));
     assert_eq!(first, second);
 }
+
+/// Each sequence has a KV stream of its own, and a sequence that sits between two generating
+/// ones gets a throwaway token in their calls. The throwaway must leave nothing behind: an idle
+/// sequence's cache, reused after such calls, gives what a fresh prefill gives.
+#[test]
+fn a_cache_between_generating_sequences_is_left_as_it_was() {
+    let engine = engine(3, true);
+    let kept = format!("{}Is it raining?", long_prefix());
+    let handle = engine.handle();
+    let (mut a, mut b, mut c) = (
+        handle.fork().unwrap(),
+        handle.fork().unwrap(),
+        handle.fork().unwrap(),
+    );
+    let ask = |q: &str, max_tokens| request(q, 0.0, 0, max_tokens);
+    let (colours, held, hello) = (
+        ask("Name three colours.", 4),
+        ask(&kept, 4),
+        ask("Say hello in Spanish.", 4),
+    );
+    let (count, animals) = (
+        ask("Count from one to twenty.", 24),
+        ask("Name ten animals.", 24),
+    );
+    // Lockstep clients asking at once take the sequences in client order, last one first, so
+    // the second client's cache sits in the middle. Then the other two generate together while
+    // the middle sequence holds its cache.
+    thread::scope(|scope| {
+        scope.spawn(|| {
+            a.generate(&colours).unwrap();
+            a.generate(&count).unwrap();
+            drop(a);
+        });
+        scope.spawn(|| {
+            b.generate(&held).unwrap();
+            drop(b);
+        });
+        scope.spawn(|| {
+            c.generate(&hello).unwrap();
+            c.generate(&animals).unwrap();
+            drop(c);
+        });
+    });
+    let fillers = engine.stats().filler_tokens;
+    assert!(
+        fillers > 0,
+        "the idle sequence did not sit between the generating ones"
+    );
+    let follow_up = request(&format!("{kept} And tomorrow?"), 0.0, 0, 8);
+    let again = engine.handle().generate(&follow_up).unwrap();
+    assert!(
+        again.metrics.cached_prompt_tokens >= 512,
+        "{:?}",
+        again.metrics
+    );
+    let fresh = common::backend().generate(&follow_up).unwrap();
+    assert_eq!(again.text, fresh.text);
+}

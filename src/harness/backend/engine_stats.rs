@@ -20,8 +20,17 @@ pub struct EngineStats {
     pub prefill_secs: f64,
     /// Time inside decode calls that carried only generated tokens.
     pub decode_secs: f64,
-    /// Tokens in the decode calls that carried only generated tokens.
+    /// Generated tokens in the decode calls that carried no prompt tokens (fillers not counted).
     pub decode_only_tokens: u64,
+    /// Prompt tokens computed in the calls that carried prompt tokens.
+    #[serde(default)]
+    pub prefill_call_tokens: u64,
+    /// Throwaway tokens that kept a generating call in one run of consecutive sequences.
+    #[serde(default)]
+    pub filler_tokens: u64,
+    /// Prefixes copied from another sequence's KV stream (each copies the whole stream).
+    #[serde(default)]
+    pub stream_copies: u64,
     /// Most sequences in one decode call.
     pub peak_sequences: u32,
     /// Time the engine waited for lockstep clients to ask again (tools, judging, prompts).
@@ -46,25 +55,28 @@ impl EngineStats {
         };
         format!(
             "engine: {} requests · {} decode calls, {:.1} tokens per call, at most {} sequences\n\
-             \x20 calls with prompt tokens  {:>8.1}s\n\
-             \x20 calls generating only     {:>8.1}s ({:.0} tokens/s)\n\
+             \x20 calls with prompt tokens  {:>8.1}s ({:.0} prompt tokens/s)\n\
+             \x20 calls generating only     {:>8.1}s ({:.0} tokens/s, {} fillers)\n\
              \x20 sampling                  {:>8.1}s\n\
              \x20 tokenizing                {:>8.1}s\n\
              \x20 waiting for clients       {:>8.1}s\n\
-             \x20 prefix cache              {} hits, {} of {} prompt tokens\n",
+             \x20 prefix cache              {} hits, {} of {} prompt tokens, {} stream copies\n",
             self.requests,
             self.decode_calls,
             per_call,
             self.peak_sequences,
             self.prefill_secs,
+            per_sec(self.prefill_call_tokens, self.prefill_secs),
             self.decode_secs,
             per_sec(self.decode_only_tokens, self.decode_secs),
+            self.filler_tokens,
             self.sample_secs,
             self.tokenize_secs,
             self.client_wait_secs,
             self.prefix_hits,
             self.cached_prompt_tokens,
             self.prompt_tokens,
+            self.stream_copies,
         )
     }
 }

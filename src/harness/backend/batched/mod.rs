@@ -259,8 +259,9 @@ fn context_params(sequences: usize, seq_ctx: usize, threads: u32) -> LlamaContex
         .with_n_seq_max(sequences as u32)
         .with_n_threads(threads as i32)
         .with_n_threads_batch(threads as i32)
-        // One cell pool for all sequences: copying a prefix tags cells instead of copying.
-        .with_kv_unified(true)
+        // A KV stream per sequence: attention then spans the sequence's own cells, not every
+        // sequence's (a shared pool made each prompt token pay for the whole pool).
+        .with_kv_unified(false)
         // A full sliding-window cache keeps partial removal exact (Gemma 3 uses a 512 window).
         .with_swa_full(true)
 }

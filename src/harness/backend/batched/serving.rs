@@ -290,12 +290,18 @@ impl Engine {
                 .clear_kv_cache_seq(Some(target as u32), None, None)
                 .map(|_| ())
                 .and_then(|_| {
-                    if keep > 0 {
-                        self.context
-                            .kv_cache_seq_cp(source as i32, seq, Some(0), Some(keep as u32))
-                    } else {
-                        Ok(())
+                    if keep == 0 {
+                        return Ok(());
                     }
+                    // Across KV streams llama.cpp copies whole streams only: copy, then cut.
+                    lock_stats(&self.stats).stream_copies += 1;
+                    self.context
+                        .kv_cache_seq_cp(source as i32, seq, None, None)
+                        .and_then(|_| {
+                            self.context
+                                .clear_kv_cache_seq(Some(target as u32), Some(keep as u32), None)
+                                .map(|_| ())
+                        })
                 })
         };
         if let Err(e) = reset {
@@ -378,20 +384,60 @@ impl Engine {
         let prefill_call = prefilling && (!generating || !self.last_call_prefilled);
         self.last_call_prefilled = prefill_call;
         for &i in &order {
-            let active = self.slots[i].active.as_mut().expect("active");
-            active.logits_at = None;
-            let seq = [i as i32];
-            if prefill_call {
-                continue;
-            }
-            if let Some(token) = active.pending {
-                let pos = active.tokens.len() + active.generated as usize - 1;
-                active.logits_at = Some(self.batch.n_tokens());
-                if let Err(e) = self.batch.add(token, pos as i32, &seq, true) {
-                    failed = Some(e.to_string());
+            self.slots[i].active.as_mut().expect("active").logits_at = None;
+        }
+        // Each sequence has a KV stream of its own, and llama.cpp computes a call in runs of
+        // consecutive sequences: generated tokens go in in sequence order, and a sequence
+        // between two generating ones gets a filler token, dropped after the call, so that the
+        // call stays one run.
+        let mut fillers: Vec<(usize, usize)> = Vec::new(); // (slot, position)
+        if !prefill_call {
+            let generating_slots: Vec<usize> = (0..self.slots.len())
+                .filter(|&i| {
+                    self.slots[i]
+                        .active
+                        .as_ref()
+                        .is_some_and(|a| a.pending.is_some())
+                })
+                .collect();
+            if let (Some(&first), Some(&last)) = (generating_slots.first(), generating_slots.last())
+            {
+                let filler = self.slots[first]
+                    .active
+                    .as_ref()
+                    .and_then(|a| a.pending)
+                    .expect("a generating sequence");
+                for i in first..=last {
+                    let slot = &mut self.slots[i];
+                    let seq = [i as i32];
+                    let added_token = match slot.active.as_mut() {
+                        Some(active) if active.pending.is_some() => {
+                            let pos = active.tokens.len() + active.generated as usize - 1;
+                            active.logits_at = Some(self.batch.n_tokens());
+                            sequences += 1;
+                            self.batch
+                                .add(active.pending.expect("pending"), pos as i32, &seq, true)
+                        }
+                        held => {
+                            // The stream holds positions 0..end: the filler takes the next one.
+                            let end = held.map_or(slot.cached.len(), |a| a.next);
+                            fillers.push((i, end));
+                            self.batch.add(filler, end as i32, &seq, false)
+                        }
+                    };
+                    if let Err(e) = added_token {
+                        failed = Some(e.to_string());
+                    }
                 }
-                sequences += 1;
-                added.push((i, 0));
+            }
+            for &i in &order {
+                if self.slots[i]
+                    .active
+                    .as_ref()
+                    .is_some_and(|a| a.pending.is_some())
+                {
+                    added.push((i, 0));
+                }
             }
         }
         for &i in &order {
@@ -433,15 +479,22 @@ impl Engine {
         let started = Instant::now();
         let decoded = self.context.decode(&mut self.batch);
         let secs = started.elapsed().as_secs_f64();
+        for &(i, end) in &fillers {
+            let _ = self
+                .context
+                .clear_kv_cache_seq(Some(i as u32), Some(end as u32), None);
+        }
         {
             let mut stats = lock_stats(&self.stats);
             stats.decode_calls += 1;
             stats.batched_tokens += self.batch.n_tokens() as u64;
+            stats.filler_tokens += fillers.len() as u64;
             if prefill_tokens > 0 {
                 stats.prefill_secs += secs;
+                stats.prefill_call_tokens += prefill_tokens as u64;
             } else {
                 stats.decode_secs += secs;
-                stats.decode_only_tokens += self.batch.n_tokens() as u64;
+                stats.decode_only_tokens += (self.batch.n_tokens() as usize - fillers.len()) as u64;
             }
             stats.peak_sequences = stats.peak_sequences.max(sequences);
         }
