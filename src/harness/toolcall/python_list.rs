@@ -143,31 +143,49 @@ impl PyValue {
         }
     }
 
-    /// Python's `repr`, which is also valid Python source for the value.
+    /// Python's `repr`. It is Python source for the value except for infinities and NaN
+    /// (`inf`, `nan`); [`PyValue::source`] is source for all.
     pub fn repr(&self) -> String {
         let mut out = String::new();
-        self.write_repr(&mut out);
+        self.write(&mut out, Spelling::Repr);
         out
     }
 
-    fn write_repr(&self, out: &mut String) {
+    /// Python source that the decoder reads back as this value, in the layout of
+    /// `ast.unparse`: `repr` but for infinities (`1e309`), NaN (`(1e309-1e309)`) and the
+    /// smallest integer, whose digits alone are past 64 bits.
+    pub fn source(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out, Spelling::Source);
+        out
+    }
+
+    fn write(&self, out: &mut String, spelling: Spelling) {
         match self {
             PyValue::None => out.push_str("None"),
             PyValue::Bool(true) => out.push_str("True"),
             PyValue::Bool(false) => out.push_str("False"),
+            PyValue::Int(i64::MIN) if spelling == Spelling::Source => {
+                let _ = write!(out, "({}-1)", i64::MIN + 1);
+            }
             PyValue::Int(i) => {
                 let _ = write!(out, "{i}");
+            }
+            PyValue::Float(f) if spelling == Spelling::Source && !f.is_finite() => {
+                // As `ast.unparse` writes them: 1e309 overflows to infinity.
+                let repr = py_float_repr(*f);
+                out.push_str(&repr.replace("inf", "1e309").replace("nan", "(1e309-1e309)"));
             }
             PyValue::Float(f) => out.push_str(&py_float_repr(*f)),
             PyValue::Str(s) => out.push_str(&py_str_repr(s)),
             PyValue::List(items) => {
                 out.push('[');
-                write_joined(out, items);
+                write_joined(out, items, spelling);
                 out.push(']');
             }
             PyValue::Tuple(items) => {
                 out.push('(');
-                write_joined(out, items);
+                write_joined(out, items, spelling);
                 if items.len() == 1 {
                     out.push(',');
                 }
@@ -179,9 +197,9 @@ impl PyValue {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    k.write_repr(out);
+                    k.write(out, spelling);
                     out.push_str(": ");
-                    v.write_repr(out);
+                    v.write(out, spelling);
                 }
                 out.push('}');
             }
@@ -189,23 +207,35 @@ impl PyValue {
     }
 }
 
-fn write_joined(out: &mut String, items: &[PyValue]) {
+/// How a value is written: as Python's `repr`, or as source that reads back as the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    Repr,
+    Source,
+}
+
+fn write_joined(out: &mut String, items: &[PyValue], spelling: Spelling) {
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        item.write_repr(out);
+        item.write(out, spelling);
     }
 }
 
-/// Renders calls back as a Python call list, `[f(a=1), g()]`.
+/// Renders calls back as a Python call list, `[f(a=1), g()]`, that decodes to the same calls.
 pub fn render_calls(calls: &[DecodedCall]) -> String {
     let mut out = String::from("[");
     for (i, call) in calls.iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&call.name);
+        if call.name.is_empty() {
+            // BFCL names a call whose callee is no name (`(1)(a=1)`) "", and so does `(None)`.
+            out.push_str("(None)");
+        } else {
+            out.push_str(&call.name);
+        }
         out.push('(');
         for (j, (key, value)) in call.arguments.iter().enumerate() {
             if j > 0 {
@@ -213,7 +243,7 @@ pub fn render_calls(calls: &[DecodedCall]) -> String {
             }
             out.push_str(key);
             out.push('=');
-            value.write_repr(&mut out);
+            value.write(&mut out, Spelling::Source);
         }
         out.push(')');
     }
@@ -1311,14 +1341,20 @@ fn arithmetic(op: &str, left: PyValue, right: PyValue) -> Result<PyValue, String
             "/" if b == 0 => Err("division by zero".into()),
             "/" => Ok(PyValue::Float(a as f64 / b as f64)),
             "//" | "%" if b == 0 => Err("integer division or modulo by zero".into()),
-            "//" => Ok(PyValue::Int(
-                a.div_euclid(b) - i64::from(b < 0 && a.rem_euclid(b) != 0),
-            )),
+            // Python floors; `checked_` because `i64::MIN // -1` leaves 64 bits.
+            "//" => {
+                let quotient = a.checked_div_euclid(b).ok_or_else(overflow)?;
+                let remainder = a.checked_rem_euclid(b).ok_or_else(overflow)?;
+                Ok(PyValue::Int(quotient - i64::from(b < 0 && remainder != 0)))
+            }
             "%" => {
-                let r = a.rem_euclid(b);
+                let r = a.checked_rem_euclid(b).ok_or_else(overflow)?;
                 Ok(PyValue::Int(if b < 0 && r != 0 { r + b } else { r }))
             }
-            "**" if b < 0 => Ok(PyValue::Float((a as f64).powi(b as i32))),
+            "**" if b < 0 && a == 0 => {
+                Err("0.0 cannot be raised to a negative power (division by zero)".into())
+            }
+            "**" if b < 0 => Ok(PyValue::Float((a as f64).powf(b as f64))),
             "**" => u32::try_from(b)
                 .ok()
                 .and_then(|e| a.checked_pow(e))
@@ -1337,6 +1373,9 @@ fn arithmetic(op: &str, left: PyValue, right: PyValue) -> Result<PyValue, String
                 "-" => Ok(PyValue::Float(a - b)),
                 "*" => Ok(PyValue::Float(a * b)),
                 "/" | "//" | "%" if b == 0.0 => Err("float division by zero".into()),
+                "**" if a == 0.0 && b < 0.0 => {
+                    Err("0.0 cannot be raised to a negative power (division by zero)".into())
+                }
                 "/" => Ok(PyValue::Float(a / b)),
                 "//" => Ok(PyValue::Float((a / b).floor())),
                 "%" => Ok(PyValue::Float(a - b * (a / b).floor())),
@@ -1349,7 +1388,7 @@ fn arithmetic(op: &str, left: PyValue, right: PyValue) -> Result<PyValue, String
             ("+", PyValue::List(a), PyValue::List(b)) => Ok(PyValue::List([a, b].concat())),
             ("+", PyValue::Tuple(a), PyValue::Tuple(b)) => Ok(PyValue::Tuple([a, b].concat())),
             ("*", PyValue::Str(s), PyValue::Int(n)) | ("*", PyValue::Int(n), PyValue::Str(s)) => {
-                Ok(PyValue::Str(s.repeat(n.max(0) as usize)))
+                repeat_str(&s, n)
             }
             (op, l, r) => Err(format!(
                 "unsupported operand types for {op}: '{}' and '{}'",
@@ -1360,10 +1399,24 @@ fn arithmetic(op: &str, left: PyValue, right: PyValue) -> Result<PyValue, String
     }
 }
 
+/// The longest string `str * int` may build: a reply holds no longer value, and a huge count
+/// must be an error, not an allocation failure.
+const MAX_REPEATED_STR_BYTES: usize = 1 << 20;
+
+fn repeat_str(s: &str, count: i64) -> Result<PyValue, String> {
+    let count = usize::try_from(count).unwrap_or(0);
+    match s.len().checked_mul(count) {
+        Some(bytes) if bytes <= MAX_REPEATED_STR_BYTES => Ok(PyValue::Str(s.repeat(count))),
+        _ => Err(format!(
+            "a repeated string of more than {MAX_REPEATED_STR_BYTES} bytes is too long"
+        )),
+    }
+}
+
 /// Source text of an expression in the layout of Python's `ast.unparse`.
 fn unparse(expr: &Expr) -> String {
     match expr {
-        Expr::Const(v) => v.repr(),
+        Expr::Const(v) => v.source(),
         Expr::Ellipsis => "...".into(),
         Expr::Name(n) => n.clone(),
         Expr::Attribute(value, attr) => format!("{}.{attr}", unparse(value)),
