@@ -1,6 +1,8 @@
 //! `bench` on a scripted backend: both modes score replies as the checker does, and the
 //! result files they write re-score to the same verdicts.
 
+mod runner_support;
+
 use std::path::Path;
 
 use serde_json::{json, Value};
@@ -10,11 +12,12 @@ use skilleval::bench::harness_mode::run_harness_mode;
 use skilleval::bench::run::{self, BenchOptions, CategoryEntries, EntryRecord, RunSummary};
 use skilleval::bench::score::{score_repeats, ExtraCategory};
 use skilleval::bench::{run_prompt_mode, EntryOptions, Mode};
-use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::backend::Sampling;
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
+
+use runner_support::scripted_backend::ScriptedBackend;
 
 fn entries(category: &str, ids: &[&str]) -> Vec<Entry> {
     let all = load_category(&default_root(), category).unwrap();

@@ -79,3 +79,86 @@ fn parse_finds_calls_in_prose() {
     assert!(broken.calls.is_empty());
     assert_eq!(broken.problems.len(), 1, "{:?}", broken.problems);
 }
+
+/// The steps of `fuzz/fuzz_targets/python_calls.rs`: parse, then, when the text decodes, render
+/// and decode again to the same text.
+fn survives_the_fuzz_target(text: &str) {
+    let _ = parse(text);
+    if let Ok(calls) = decode(text) {
+        let rendered = render_calls(&calls);
+        let again =
+            decode(&rendered).unwrap_or_else(|e| panic!("{rendered:?} does not decode: {e}"));
+        assert_eq!(render_calls(&again), rendered);
+    }
+}
+
+/// The input that crashed the `python_calls` fuzz target: a number followed by a two-byte
+/// letter (U+062B), which the decoder's error message cut inside the letter.
+#[test]
+fn fuzz_crash_number_before_a_multi_byte_letter() {
+    let text = std::str::from_utf8(b"7\xd8\xab[: ").unwrap();
+    survives_the_fuzz_target(text);
+    assert!(decode(text).is_err());
+}
+
+/// Integer arithmetic that leaves 64 bits is refused, not a panic: `i64::MIN // -1` overflowed
+/// inside `div_euclid`.
+#[test]
+fn integer_division_past_64_bits_is_refused() {
+    for text in [
+        "[f(a=(-9223372036854775807-1)//-1)]",
+        "[f(a=(-9223372036854775807-1)%-1)]",
+    ] {
+        survives_the_fuzz_target(text);
+        let error = decode(text).unwrap_err();
+        assert!(error.contains("overflow"), "{text}: {error}");
+    }
+    let call = &decode("[f(a=-7//2, b=7%-3)]").unwrap()[0];
+    assert_eq!(call.argument("a"), Some(&PyValue::Int(-4)));
+    assert_eq!(call.argument("b"), Some(&PyValue::Int(-2)));
+}
+
+/// A repeated string is built only up to a bound: `'x' * 9223372036854775807` asked for more
+/// memory than exists.
+#[test]
+fn a_huge_string_repetition_is_refused() {
+    let text = "[f(a='x'*9223372036854775807)]";
+    survives_the_fuzz_target(text);
+    assert!(decode(text).unwrap_err().contains("too long"));
+    assert_eq!(
+        decode("[f(a=3*'ab')]").unwrap()[0].argument("a"),
+        Some(&PyValue::Str("ababab".into()))
+    );
+}
+
+/// Rendered calls are Python source that decodes to the same values, also where Python's
+/// `repr` is not source: infinities, NaN, the smallest integer and a callee without a name.
+#[test]
+fn values_without_a_literal_render_as_source_that_decodes_back() {
+    for (text, rendered) in [
+        ("[f(a=1e400, b=-1e400)]", "[f(a=1e309, b=-1e309)]"),
+        ("[f(a=1e400-1e400)]", "[f(a=(1e309-1e309))]"),
+        (
+            "[f(a=[-9223372036854775807-1])]",
+            "[f(a=[(-9223372036854775807-1)])]",
+        ),
+        ("[(1)(a=1)]", "[(None)(a=1)]"),
+    ] {
+        survives_the_fuzz_target(text);
+        assert_eq!(render_calls(&decode(text).unwrap()), rendered);
+    }
+    let calls = decode("[f(a=1e400, b=-9223372036854775807-1)]").unwrap();
+    assert_eq!(calls[0].argument("a"), Some(&PyValue::Float(f64::INFINITY)));
+    assert_eq!(calls[0].argument("b"), Some(&PyValue::Int(i64::MIN)));
+    assert_eq!(calls[0].argument("a").unwrap().repr(), "inf");
+    assert_eq!(decode("[(1)(a=1)]").unwrap()[0].name, "");
+}
+
+/// A negative exponent is not cut to 32 bits: `2 ** -4294967296` is 0.0 in Python, not 1.0.
+#[test]
+fn negative_powers_keep_their_exponent() {
+    let call = &decode("[f(a=2**-4294967296, b=2**-2)]").unwrap()[0];
+    assert_eq!(call.argument("a"), Some(&PyValue::Float(0.0)));
+    assert_eq!(call.argument("b"), Some(&PyValue::Float(0.25)));
+    assert!(decode("[f(a=0**-1)]").unwrap_err().contains("zero"));
+}

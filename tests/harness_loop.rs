@@ -1,5 +1,7 @@
 //! The round loop on the scripted backend: every path through `agent::run`, without a model.
 
+mod runner_support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -8,13 +10,15 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 use skilleval::harness::agent::{self, AgentRequest, Budgets};
-use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::backend::{FinishReason, Sampling};
 use skilleval::harness::skills::SkillTree;
 use skilleval::harness::template::{Family, Message};
+use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::{CallFormat, RepairKind};
 use skilleval::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use skilleval::harness::transcript::{StopReason, Transcript};
+
+use runner_support::scripted_backend::ScriptedBackend;
 
 fn skills_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/skills")
@@ -31,7 +35,7 @@ fn call(name: &str, args: &[(&str, &str)]) -> String {
         .iter()
         .map(|(key, value)| (key.to_string(), Value::from(*value)))
         .collect();
-    agent::example_call(CallFormat::Markup, name, &args)
+    render_call(CallFormat::Markup, name, &args)
 }
 
 fn no_parameters() -> Value {

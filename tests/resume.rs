@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use skilleval::eval::journal::{self, RunFolder};
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
-use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::template::Family;
 
+use runner_support::scripted_backend::ScriptedBackend;
 use runner_support::{copy_pack, edit, lines};
 
 /// A model that never calls a tool: one reply per unit.

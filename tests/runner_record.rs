@@ -20,10 +20,10 @@ use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::{LiveServices, RecordMode};
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::Arm;
-use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::template::Family;
 use skilleval::tools::weather::{WeatherService, TOOL_NAME};
 
+use runner_support::scripted_backend::ScriptedBackend;
 use runner_support::{call, copy_pack, script_for};
 
 /// A weather service on a loopback port: answers each location it knows with a recorded

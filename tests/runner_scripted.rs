@@ -13,9 +13,9 @@ use skilleval::eval::manifest::{self, Manifest};
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::{self, Arm, Outcome, Summary, Verdict};
-use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::template::Family;
 
+use runner_support::scripted_backend::ScriptedBackend;
 use runner_support::{call, lines, mini_pack_dir, script, script_for};
 
 const TOOL: &str = "station_reading";

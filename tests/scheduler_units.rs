@@ -15,10 +15,10 @@ use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::exec::profile::Profile;
 use skilleval::exec::scheduler;
-use skilleval::harness::backend::scripted::ScriptedBackend;
 use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
 use skilleval::harness::template::Family;
 
+use runner_support::scripted_backend::ScriptedBackend;
 use runner_support::{lines, mini_pack_dir, StationReplies};
 
 /// A model that serves several callers at once and answers from the prompt alone, as a

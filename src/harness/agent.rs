@@ -11,7 +11,7 @@ use super::examples;
 use super::prompt::{self, SystemPrompt, LOAD_SKILL, LOAD_SKILL_REFERENCE};
 use super::skills::SkillTree;
 use super::template::{render, Message};
-use super::toolcall::{self, coerce, describe, render as render_call, CallFormat, ParsedCall};
+use super::toolcall::{self, coerce, describe, CallFormat, ParsedCall};
 use super::tools::{Effect, Registry, ToolDef, ToolOutput};
 use super::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
 
@@ -431,9 +431,4 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
         loaded_skills: state.loaded,
         metrics,
     }
-}
-
-/// Renders a call in the given format; exposed so few-shot examples match what the parser reads.
-pub fn example_call(format: CallFormat, name: &str, args: &Map<String, Value>) -> String {
-    render_call::render_call(format, name, args)
 }

@@ -1,5 +1,6 @@
-//! Shared by the runner's tests: the test packs, temporary copies of them, and scripts for the
-//! scripted backend written in the order the runner asks for replies.
+//! Shared by the tests that run the harness without a model: the scripted backend, the test
+//! packs, temporary copies of them, and scripts for the scripted backend written in the order
+//! the runner asks for replies.
 
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
@@ -11,9 +12,11 @@ use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan::{self, Unit};
 use skilleval::eval::stats::Arm;
-use skilleval::harness::agent::example_call;
 use skilleval::harness::backend::{FinishReason, GenMetrics, GenRequest, Generation};
+use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
+
+pub mod scripted_backend;
 
 pub fn packs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/packs")
@@ -60,7 +63,7 @@ pub fn edit(path: &Path, old: &str, new: &str) {
 pub fn call(tool: &str, argument: &str, value: &str) -> String {
     let mut arguments = Map::new();
     arguments.insert(argument.to_string(), Value::String(value.to_string()));
-    example_call(CallFormat::Markup, tool, &arguments)
+    render_call(CallFormat::Markup, tool, &arguments)
 }
 
 /// What a diligent model says to the mini pack, from the prompt alone: it asks for the station

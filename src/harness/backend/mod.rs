@@ -5,7 +5,6 @@ mod engine_stats;
 pub mod gguf;
 pub mod llama;
 mod open;
-pub mod scripted;
 
 use serde::{Deserialize, Serialize};
 

@@ -15,19 +15,6 @@ use super::{Repair, RepairKind};
 static NUMERIC: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$").unwrap());
 
-/// Coerces `args` to `schema`, naming no tool in a refusal (the schema's
-/// `title` is used if it has one).
-pub fn coerce_arguments(
-    args: &Map<String, Value>,
-    schema: &Value,
-) -> Result<(Map<String, Value>, Vec<Repair>), String> {
-    let tool = schema
-        .get("title")
-        .and_then(Value::as_str)
-        .unwrap_or("the tool");
-    coerce_call_arguments(tool, args, schema)
-}
-
 /// Coerces the arguments of a call to `tool` to its parameters' `schema`.
 pub fn coerce_call_arguments(
     tool: &str,
@@ -493,15 +480,5 @@ mod tests {
         assert!(refusal.contains("\"location\""));
         assert!(refusal.contains("\"count\""));
         assert!(refusal.contains("\"metric\""));
-    }
-
-    #[test]
-    fn refusal_without_a_tool_name_uses_the_schema_title() {
-        let schema = json!({"title": "clock", "properties": {}, "required": ["zone"]});
-        let refusal = coerce_arguments(&Map::new(), &schema).unwrap_err();
-        assert!(
-            refusal.contains("Call clock again with no arguments."),
-            "{refusal}"
-        );
     }
 }

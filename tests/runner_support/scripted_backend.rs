@@ -1,12 +1,15 @@
 //! A backend that replays given replies in order: for testing everything above the model.
+//! Words stand in for tokens, and the request's stop strings cut a reply as the real backend's do.
 
 use std::collections::VecDeque;
 
 use anyhow::bail;
 
-use super::llama::first_stop;
-use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
-use crate::harness::template::Family;
+use skilleval::harness::backend::llama::first_stop;
+use skilleval::harness::backend::{
+    Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,
+};
+use skilleval::harness::template::Family;
 
 #[derive(Debug, Clone)]
 pub struct ScriptedBackend {
