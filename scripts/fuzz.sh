@@ -40,7 +40,7 @@ seed() {
 shopt -s nullglob globstar
 seed pack_loader "$root"/packs/*/pack.toml "$root"/tests/data/packs/*/pack.toml
 seed front_matter "$root"/packs/**/SKILL.md "$root"/packs/*/variants/*.md "$root"/tests/data/packs/**/*.md
-seed journal_reader "$root"/fuzz/seeds/journal_reader/*
+seed journal_reader "$root"/tests/data/journals/*.jsonl
 seed markup_calls "$root"/fuzz/seeds/calls/*
 seed json_tag_calls "$root"/fuzz/seeds/calls/*
 seed python_calls "$root"/fuzz/seeds/calls/*
