@@ -96,17 +96,21 @@ fn row_marks(row: &Row, kind: &str, y: f64) -> String {
                 x_of(interval.low),
                 x_of(interval.high)
             ));
-            out.push_str(&format!(
-                "<circle class=\"mark\" data-kind=\"{kind}\" data-name=\"{}\" data-verdict=\"{verdict}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\"><title>{}: Δ {} pp, p {} (adj. {}), MDE {}, {}</title></circle>\n",
-                escape(&row.name),
-                x_of(delta),
-                escape(&row.name),
+            let title = format!(
+                "{}: Δ {} pp, p {} (adj. {}), MDE {}, {}",
+                row.name,
                 delta_and_interval(row, 1),
                 p_value(row.p_value),
                 p_value(row.p_adjusted),
                 row.mde
                     .map_or("—".into(), |m| format!("{:.0} pp", (m * 100.0).ceil())),
-                escape(&row.verdict_label())
+                row.verdict_label()
+            );
+            out.push_str(&format!(
+                "<circle class=\"mark\" data-kind=\"{kind}\" data-name=\"{}\" data-verdict=\"{verdict}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\"><title>{}</title></circle>\n",
+                escape(&row.name),
+                x_of(delta),
+                escape(&title)
             ));
         }
         _ => out.push_str(&format!(

@@ -65,9 +65,17 @@ pub fn data(record: &RunRecord, summary: &Summary) -> Value {
         "pairs": pairs,
         "pairs_left_out": left_out,
         "prompts_note": record.prompts_note,
-        "manifest": record.manifest,
-        "profile": record.profile,
+        "manifest": as_written(&record.manifest),
+        "profile": as_written(&record.profile),
     })
+}
+
+/// A value as its JSON file holds it: through text, so that an `f32` reads 0.7, not the
+/// 0.699999988 of its conversion to `f64`.
+fn as_written(value: &impl serde::Serialize) -> Value {
+    serde_json::to_string(value)
+        .and_then(|text| serde_json::from_str(&text))
+        .expect("a manifest and a profile serialize")
 }
 
 /// The figures of one row, as fractions.

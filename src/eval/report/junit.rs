@@ -66,7 +66,7 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
 fn figures(row: &Row, summary: &Summary) -> String {
     let rate = |r: Option<f64>| r.map_or("—".into(), |r| format!("{:.1}%", r * 100.0));
     format!(
-        "{}: {} {}, {} {}, Δ {} pp, p {} (adj. {}), MDE {} pp, n {}: {}",
+        "{}: {} {}, {} {}, Δ {} pp, p {} (adj. {}), MDE {}, n {}: {}",
         row.name,
         summary.wording.reference.name(),
         rate(row.reference.rate),
@@ -75,7 +75,10 @@ fn figures(row: &Row, summary: &Summary) -> String {
         delta_and_interval(row, 1),
         p_value(row.p_value),
         p_value(row.p_adjusted),
-        mde(row),
+        match row.mde {
+            Some(_) => format!("{} pp", mde(row)),
+            None => mde(row),
+        },
         row.samples,
         row.verdict_label()
     )
