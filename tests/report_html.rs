@@ -286,3 +286,24 @@ fn the_page_renders_in_headless_chromium_offline_without_console_output() {
     let shown: String = select(&rendered, "output#shown")[0].text().collect();
     assert_eq!(shown, format!("{0} of {0} pair(s) shown", pairs.len()));
 }
+
+#[test]
+fn a_run_folder_without_its_manifest_is_named_in_one_line() {
+    let (_temp, dir) = fixed_run();
+    std::fs::remove_file(dir.join("manifest.json")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: cannot read",
+            dir.join("manifest.json").display()
+        )),
+        "{stderr}"
+    );
+}

@@ -25,6 +25,9 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
+    if let Some(path) = &args.junit {
+        check_junit_path(path)?;
+    }
     let dir = run_folder::find(&args.run, &args.output)?;
     let record = run_folder::load(&dir)?;
     let summary = record.summary()?;
@@ -42,6 +45,22 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         eprintln!("note: {note}");
     }
     Ok(0)
+}
+
+/// Refuses, before any work, a JUnit path whose folder does not exist.
+pub fn check_junit_path(path: &std::path::Path) -> anyhow::Result<()> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !folder.is_dir() {
+        anyhow::bail!(
+            "--junit {}: folder {} does not exist",
+            path.display(),
+            folder.display()
+        );
+    }
+    Ok(())
 }
 
 /// Writes the JUnit document of a summary, naming the file on failure.

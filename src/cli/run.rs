@@ -123,6 +123,9 @@ impl RunArgs {
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let (json, profile_asked, fail_on) = (args.json, args.profile, args.fail_on);
     let junit = args.junit.clone();
+    if let Some(path) = &junit {
+        super::report::check_junit_path(path)?;
+    }
     let model = args.model.clone();
     let opts = args.into_options()?;
     // Fail on pack, corpus, variant and fixture mistakes before the model loads.
