@@ -157,3 +157,53 @@ fn runs_that_cannot_pair_up_are_refused_in_one_line() {
     let (code, _, stderr) = compare(&[&a, &missing], &[]);
     assert_refused(&stderr, code, "no run folder");
 }
+
+#[test]
+fn runs_without_a_partner_are_left_out_and_counted() {
+    let temp = tempfile::tempdir().unwrap();
+    let a = run_copy(temp.path(), "a", keep, keep);
+    // B ran one repeat, and its chitchat samples under other ids.
+    let b = run_copy(
+        temp.path(),
+        "b",
+        |entry| {
+            if entry["repeat"] == 1 {
+                entry["repeat"] = Value::from(0);
+                entry["sample_id"] = Value::from("dropped");
+                return;
+            }
+            if entry["category"] == "chitchat" {
+                entry["category"] = Value::from("small_talk");
+                let id = format!("talk-{}", entry["sample_id"].as_str().unwrap());
+                entry["sample_id"] = Value::from(id);
+            }
+        },
+        keep,
+    );
+    std::fs::write(
+        b.join("journal.jsonl"),
+        std::fs::read_to_string(b.join("journal.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.contains("\"sample_id\":\"dropped\""))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = compare(&[&a, &b], &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let result: Value = serde_json::from_str(&stdout).unwrap();
+    // A: 20 samples × 2 repeats, 16 of them paired; B: 20 of repeat 0, 4 unpaired.
+    assert_eq!(result["left_out"], serde_json::json!([24, 4]));
+    assert_eq!(
+        result["categories_in_one_run"],
+        serde_json::json!(["chitchat", "small_talk"])
+    );
+    let names: Vec<&str> = result["comparison"]["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["lookup", "messy_name"]);
+}

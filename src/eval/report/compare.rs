@@ -27,8 +27,13 @@ pub struct RunComparison {
     /// Manifest entries in which the runs differ (the model, the seeds…): what the comparison
     /// measures, as far as the manifests tell.
     pub differences: Vec<&'static str>,
+    /// Runs of the arm in RUN_A and in RUN_B whose (sample, repeat) the other run lacks: left
+    /// out before the comparison.
+    pub left_out: [usize; 2],
+    /// Categories with runs in only one of the two.
+    pub categories_in_one_run: Vec<String>,
     /// RUN_A's arm as the reference (`baseline` in the rows), RUN_B's as the treatment
-    /// (`variant`).
+    /// (`variant`), over the (sample, repeat)s both runs hold.
     pub comparison: Comparison,
 }
 
@@ -80,7 +85,8 @@ pub fn compare_runs(
             .collect()
     };
     let (ka, kb) = (keys(a), keys(b));
-    if ka.intersection(&kb).next().is_none() {
+    let common: BTreeSet<&(String, u32)> = ka.intersection(&kb).collect();
+    if common.is_empty() {
         bail!(
             "cannot compare {ia} and {ib}: no (sample, repeat) of the {} arm in common ({} in {ia}, {} in {ib})",
             arm.name(),
@@ -88,10 +94,19 @@ pub fn compare_runs(
             kb.len()
         );
     }
-    let relabel = |r: &RunRecord, as_arm: Arm| -> Vec<Outcome> {
+    let categories = |r: &RunRecord| -> BTreeSet<String> {
         r.entries
             .iter()
             .filter(|e| e.arm == arm)
+            .map(|e| e.category.clone())
+            .collect()
+    };
+    let (ca, cb) = (categories(a), categories(b));
+    let categories_in_one_run = ca.symmetric_difference(&cb).cloned().collect();
+    let relabel = |r: &RunRecord, as_arm: Arm| -> Vec<Outcome> {
+        r.entries
+            .iter()
+            .filter(|e| e.arm == arm && common.contains(&(e.sample_id.clone(), e.repeat)))
             .map(|e| Outcome {
                 arm: as_arm,
                 ..e.outcome()
@@ -107,6 +122,8 @@ pub fn compare_runs(
         run_b: ib.clone(),
         arm,
         differences: differences(ma, mb, arm),
+        left_out: [ka.len() - common.len(), kb.len() - common.len()],
+        categories_in_one_run,
         comparison,
     })
 }
@@ -188,10 +205,19 @@ pub fn render(rc: &RunComparison) -> String {
         c.total.verdict_label(),
         delta_and_interval(&c.total, 0)
     ));
-    if c.total.unpaired_runs > 0 {
+    if rc.left_out != [0, 0] {
         out.push_str(&format!(
-            "{} run(s) had no partner in the other run and were left out.\n",
-            c.total.unpaired_runs
+            "Left out, with no partner in the other run: {} run(s) of A, {} of B{}.\n",
+            rc.left_out[0],
+            rc.left_out[1],
+            if rc.categories_in_one_run.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (categories in one run only: {})",
+                    rc.categories_in_one_run.join(", ")
+                )
+            }
         ));
     }
     if !c.laws.is_empty() {
