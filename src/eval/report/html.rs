@@ -261,10 +261,9 @@ fn samples_section(
             escape(comparison)
         ));
     }
-    let comparisons = summary
-        .skill_effect
-        .iter()
-        .chain([&summary.wording])
+    let comparisons = [&summary.wording]
+        .into_iter()
+        .chain(&summary.skill_effect)
         .map(|c| (c.name.clone(), comparison_title(c)));
     let mut categories: Vec<String> = pairs.iter().map(|p| p.category.clone()).collect();
     categories.sort();

@@ -68,7 +68,8 @@ pub struct ShownCall {
     pub is_error: bool,
 }
 
-/// The pairs of every comparison the summary holds, by category, sample and repeat, at most
+/// The pairs of every comparison the summary holds (the wording's, then the skill effect's), by
+/// category, sample and repeat within each, at most
 /// [`PAIRS_SHOWN`] per comparison; and how many each comparison left out.
 pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<String, usize>) {
     let mut by_key: BTreeMap<(&str, &str, u32), BTreeMap<Arm, &JournalEntry>> = BTreeMap::new();
@@ -80,7 +81,8 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
     }
     let mut pairs = Vec::new();
     let mut left_out = BTreeMap::new();
-    for comparison in summary.skill_effect.iter().chain([&summary.wording]) {
+    // The wording first: it is what the author changed.
+    for comparison in [&summary.wording].into_iter().chain(&summary.skill_effect) {
         let mut shown = 0;
         for ((category, sample_id, repeat), arms) in &by_key {
             let (Some(reference), Some(treatment)) = (
