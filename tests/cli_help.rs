@@ -48,6 +48,8 @@ fn every_flag_has_a_description() {
         "skilleval chat",
         "skilleval generate",
         "skilleval doctor",
+        "skilleval report",
+        "skilleval compare",
         "skilleval bench run",
         "skilleval bench score",
     ] {

@@ -11,6 +11,7 @@ use skilleval::eval::corpus::Sample;
 use skilleval::eval::journal::{self, JournalEntry};
 use skilleval::eval::manifest::{self, Manifest};
 use skilleval::eval::pack::Pack;
+use skilleval::eval::report;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::{self, Arm, Outcome, Summary, Verdict};
 use skilleval::harness::template::Family;
@@ -167,11 +168,27 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
         .any(|l| l.starts_with("skill_effect,control,baseline,law,")));
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
-        report.starts_with("# skilleval: mini\n\n## Skill effect"),
+        report.starts_with("# skilleval: mini\n\n**Wording: "),
         "{report}"
     );
+    assert!(report.contains("\n## Skill effect"), "{report}");
     assert!(report.contains("| **total** |"), "{report}");
     assert!(report.contains("variant "), "{report}");
+    // The reports rebuilt from the folder alone are the ones the run wrote.
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("<script type=\"application/json\" id=\"data\">"));
+    let record = report::run_folder::load(&dir).unwrap();
+    assert_eq!(record.prompts_note, None);
+    let rebuilt = record.summary().unwrap();
+    assert_eq!(rebuilt, result.summary);
+    assert_eq!(
+        report::html::render(&record, &rebuilt, &record.settings()),
+        html
+    );
+    assert_eq!(
+        report::markdown(&rebuilt, "skilleval: mini", &record.settings()),
+        report
+    );
 
     // The variant's skipped call fails both station laws, in both repeats.
     let lookup = category(&result.summary, "lookup");

@@ -177,3 +177,32 @@ fn an_unknown_model_name_is_refused_with_the_known_ones() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("unknown model gpt-17") && stderr.contains("gemma3 smollm2"));
 }
+
+#[test]
+fn the_test_set_up_also_plans_the_browser_the_report_test_drives() {
+    let root = tree_without_libclang();
+    executable(root.path(), "usr/bin/cargo");
+    let tests = plan(root.path(), &["--model", "all"], None);
+    // One plan per model, each with the browser.
+    let lines: Vec<&str> = tests
+        .lines()
+        .filter(|l| l.starts_with("setup: plan: "))
+        .collect();
+    assert!(lines.len() >= 2, "{tests}");
+    for line in lines {
+        assert!(
+            line.ends_with("apt-get install libclang-dev chromium chromium-driver"),
+            "{tests}"
+        );
+    }
+    // The plain set-up, for running skilleval, does not need it.
+    assert!(!plan(root.path(), &[], None).contains("chromium"));
+    // A machine with both has nothing more to install.
+    executable(root.path(), "usr/bin/chromium");
+    executable(root.path(), "usr/bin/chromedriver");
+    let tests = plan(root.path(), &["--model", "all"], None);
+    assert!(
+        tests.contains("setup: chromium ok (/usr/bin/chromium)"),
+        "{tests}"
+    );
+}

@@ -8,8 +8,10 @@ mod args;
 mod bench;
 mod chat;
 mod check;
+mod compare;
 mod doctor;
 mod generate;
+mod report;
 mod run;
 
 pub use args::{default_parallel, ModelArgs, ParallelArgs, RecordWhat};
@@ -50,6 +52,14 @@ pub enum Command {
     /// (`bench --bfcl …` is short for `bench run --bfcl …`)
     #[command(after_long_help = bench::EXAMPLES)]
     Bench(Box<bench::BenchArgs>),
+    /// Rebuild a past run's report.md and report.html from its journal and manifest, and write
+    /// JUnit XML on request
+    #[command(after_long_help = report::EXAMPLES)]
+    Report(report::ReportArgs),
+    /// Compare two runs of the same pack, per category, paired by sample and repeat: the
+    /// variant arm of each (or the baseline, or the arm --arm names), B against A
+    #[command(after_long_help = compare::EXAMPLES)]
+    Compare(compare::CompareArgs),
     /// Check the model, the llama.cpp build, the threads and every pack; exit 1 on a problem
     Doctor(doctor::DoctorArgs),
 }
@@ -61,6 +71,8 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Doctor(args) => doctor::run(args),
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::dispatch(*args),
     }
 }

@@ -16,7 +16,7 @@ pub const EXIT_WORSE: u8 = 3;
 pub const EXAMPLES: &str = "Examples:
   skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
   skilleval run --pack weather                      # A/A: the noise floor
-  skilleval run --pack weather --variant b.md --fail-on worse --json > summary.json";
+  skilleval run --pack weather --variant b.md --fail-on worse --junit results.xml";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
@@ -79,6 +79,10 @@ pub struct RunArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub parallel: ParallelArgs,
+    /// Also write JUnit XML here: one test case per category and per law of the wording
+    /// comparison (and the total), failed when its verdict is `worse`
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// Print where the run's time and tokens went
     #[arg(long)]
     pub profile: bool,
@@ -118,12 +122,19 @@ impl RunArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let (json, profile_asked, fail_on) = (args.json, args.profile, args.fail_on);
+    let junit = args.junit.clone();
+    if let Some(path) = &junit {
+        super::report::check_junit_path(path)?;
+    }
     let model = args.model.clone();
     let opts = args.into_options()?;
     // Fail on pack, corpus, variant and fixture mistakes before the model loads.
     let prepared = runner::prepare(&opts)?;
     let mut model = model.open(opts.parallel)?;
     let result = runner::run_prepared(model.backend(), &prepared)?;
+    if let Some(path) = &junit {
+        super::report::write_junit(path, &result.summary, &result.run_id)?;
+    }
     let profile = &result.profile;
     if json {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);

@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use super::judge::Judgement;
-use super::stats::Arm;
+use super::stats::{Arm, Outcome};
 use crate::harness::transcript::Transcript;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,6 +31,28 @@ impl JournalEntry {
     pub fn key(&self) -> (String, Arm, u32) {
         (self.sample_id.clone(), self.arm, self.repeat)
     }
+}
+
+impl JournalEntry {
+    /// What the statistics need of this entry.
+    pub fn outcome(&self) -> Outcome {
+        Outcome {
+            sample_id: self.sample_id.clone(),
+            category: self.category.clone(),
+            arm: self.arm,
+            repeat: self.repeat,
+            passed: self.judgement.passed,
+            failed_laws: self.judgement.failed.clone(),
+            applied_laws: self.judgement.applied_laws.clone(),
+            gapped: self.gapped,
+            errored: self.errored,
+        }
+    }
+}
+
+/// The outcomes of journal entries, for `stats::summarize`.
+pub fn outcomes(entries: &[JournalEntry]) -> Vec<Outcome> {
+    entries.iter().map(JournalEntry::outcome).collect()
 }
 
 pub struct Journal {

@@ -16,7 +16,7 @@ use super::pack::Pack;
 use super::plan::{self, Unit};
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
-use super::stats::{self, Arm, Outcome, Summary};
+use super::stats::{self, Arm, Summary};
 use crate::exec::profile::Profile;
 use crate::exec::progress::Progress;
 use crate::exec::run_id::{new_run_id, unused_run_id};
@@ -247,24 +247,6 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     })
 }
 
-fn outcome(entry: &JournalEntry) -> Outcome {
-    Outcome {
-        sample_id: entry.sample_id.clone(),
-        category: entry.category.clone(),
-        arm: entry.arm,
-        repeat: entry.repeat,
-        passed: entry.judgement.passed,
-        failed_laws: entry.judgement.failed.clone(),
-        applied_laws: entry.judgement.applied_laws.clone(),
-        gapped: entry.gapped,
-        errored: entry.errored,
-    }
-}
-
-pub fn outcomes(entries: &[JournalEntry]) -> Vec<Outcome> {
-    entries.iter().map(outcome).collect()
-}
-
 /// Runs one unit of work: a sample, an arm, a repeat. Pure in its inputs: the result does not
 /// depend on what ran before.
 pub fn run_unit(
@@ -360,7 +342,7 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
         profile.attach_engine(stats);
     }
     write_json(&folder.dir.join("profile.json"), &profile)?;
-    let summary = summarize(run, &mut entries, &folder.dir, &manifest, wall)?;
+    let summary = summarize(run, &mut entries, &folder.dir, &manifest, &profile)?;
     Ok(RunResult {
         run_id: folder.run_id,
         dir: folder.dir,
@@ -547,39 +529,37 @@ fn execute(
     Ok(())
 }
 
-/// The summary of the selected samples and arms, written with the report beside the journal.
+/// The summary of the selected samples and arms, written with the reports beside the journal.
 fn summarize(
     run: &Prepared,
     entries: &mut Vec<JournalEntry>,
     dir: &Path,
     manifest: &Manifest,
-    wall: f64,
+    profile: &Profile,
 ) -> anyhow::Result<Summary> {
-    let (opts, pack) = (&run.opts, &run.opts.pack);
+    let opts = &run.opts;
     // Only entries of the selected samples and arms count (a resumed journal may hold others).
     let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
     let run_arms = plan::arms(opts.control);
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
-    let summary = stats::summarize(&outcomes(entries))?;
-    let settings = format!(
-        "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
-        pack.name,
-        pack.skill,
-        opts.variant.as_ref().map(|v| format!("variant {}", v.display())).unwrap_or("A/A (no variant)".into()),
-        if opts.control { "control arm" } else { "no control arm" },
-        run.samples.len(),
-        opts.repeats,
-        opts.seed,
-        run.sampling.temperature,
-        manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
-        wall
-    ) + &resumed_note(opts);
+    let summary = stats::summarize(&journal::outcomes(entries))?;
+    let settings =
+        report::run_folder::settings(manifest, Some(profile.wall_secs)) + &resumed_note(opts);
     write_json(&dir.join("summary.json"), &summary)?;
     std::fs::write(dir.join("summary.csv"), report::csv(&summary)?)?;
-    std::fs::write(
-        dir.join("report.md"),
-        report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
-    )?;
+    let record = report::run_folder::RunRecord {
+        dir: dir.to_path_buf(),
+        manifest: manifest.clone(),
+        entries: entries.clone(),
+        profile: Some(profile.clone()),
+        prompts: run
+            .samples
+            .iter()
+            .map(|s| (s.id.clone(), s.prompt_text().to_string()))
+            .collect(),
+        prompts_note: None,
+    };
+    report::run_folder::write(&record, &summary, &settings)?;
     replay::check_recordings(entries).map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
     Ok(summary)
 }

@@ -1,0 +1,74 @@
+//! `skilleval report`: rebuilds a past run's `report.md` and `report.html` from its journal and
+//! manifest, and writes JUnit XML on request.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::eval::report::{junit, run_folder};
+
+pub const EXAMPLES: &str = "Examples:
+  skilleval report 20261130-101500-weather          # a run id under output/
+  skilleval report output/20261130-101500-weather --junit results.xml";
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The run: its folder, or its id under --output
+    pub run: String,
+    /// Where run folders are, for a run given by its id
+    #[arg(long, default_value = "output")]
+    pub output: PathBuf,
+    /// Also write JUnit XML here: one test case per category and per law of the wording
+    /// comparison (and the total), failed when its verdict is `worse`
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
+    if let Some(path) = &args.junit {
+        check_junit_path(path)?;
+    }
+    let dir = run_folder::find(&args.run, &args.output)?;
+    let record = run_folder::load(&dir)?;
+    let summary = record.summary()?;
+    run_folder::write(&record, &summary, &record.settings())?;
+    if let Some(path) = &args.junit {
+        write_junit(path, &summary, &record.manifest.run_id)?;
+    }
+    println!(
+        "{} and {} rebuilt in {}",
+        run_folder::MARKDOWN_FILE,
+        run_folder::HTML_FILE,
+        dir.display()
+    );
+    if let Some(note) = &record.prompts_note {
+        eprintln!("note: {note}");
+    }
+    Ok(0)
+}
+
+/// Refuses, before any work, a JUnit path whose folder does not exist.
+pub fn check_junit_path(path: &std::path::Path) -> anyhow::Result<()> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !folder.is_dir() {
+        anyhow::bail!(
+            "--junit {}: folder {} does not exist",
+            path.display(),
+            folder.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes the JUnit document of a summary, naming the file on failure.
+pub fn write_junit(
+    path: &std::path::Path,
+    summary: &crate::eval::stats::Summary,
+    run_id: &str,
+) -> anyhow::Result<()> {
+    std::fs::write(path, junit::junit(summary, run_id))
+        .map_err(|e| anyhow::anyhow!("--junit {}: cannot write: {e}", path.display()))
+}

@@ -1,0 +1,124 @@
+//! The forest plot of a comparison as inline SVG: one line per row (category or law, and the
+//! total), Δ as a dot coloured by its verdict, its 95% interval as a bar, and the row's MDE as a
+//! grey band around 0 (a change inside the band is one the run could have missed).
+
+use super::html::escape;
+use super::pairs::verdict_class;
+use super::{delta_and_interval, p_value};
+use crate::eval::stats::Row;
+
+const WIDTH: f64 = 720.0;
+const LABEL_WIDTH: f64 = 250.0;
+const RIGHT_MARGIN: f64 = 20.0;
+const ROW_HEIGHT: f64 = 24.0;
+const TOP: f64 = 8.0;
+const AXIS_HEIGHT: f64 = 30.0;
+
+/// x of a difference (a fraction from −1 to +1).
+fn x_of(delta: f64) -> f64 {
+    let plot = WIDTH - LABEL_WIDTH - RIGHT_MARGIN;
+    LABEL_WIDTH + (delta.clamp(-1.0, 1.0) + 1.0) / 2.0 * plot
+}
+
+/// The plot of `rows`; `kind` (`category` or `law`) goes into each mark's `data-kind`, and the
+/// total, when given, is drawn last under a rule with `data-kind="total"`.
+pub fn svg(caption: &str, kind: &str, rows: &[&Row], total: Option<&Row>) -> String {
+    let count = rows.len() + usize::from(total.is_some());
+    let height = TOP + count as f64 * ROW_HEIGHT + AXIS_HEIGHT;
+    let mut out = format!(
+        "<svg class=\"forest\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" role=\"img\" aria-label=\"{}\">\n",
+        escape(caption)
+    );
+    out.push_str(&format!("<title>{}</title>\n", escape(caption)));
+    let bottom = TOP + count as f64 * ROW_HEIGHT;
+    // Grid: −100, −50, 0, +50, +100 pp.
+    for tick in [-1.0, -0.5, 0.0, 0.5, 1.0] {
+        let x = x_of(tick);
+        let class = if tick == 0.0 { "zero" } else { "grid" };
+        out.push_str(&format!(
+            "<line class=\"{class}\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{bottom:.1}\"/>\n<text class=\"tick\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{:+.0}</text>\n",
+            bottom + 14.0,
+            tick * 100.0
+        ));
+    }
+    out.push_str(&format!(
+        "<text class=\"axis\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">Δ pp (treatment − reference), 95% interval; grey: ± MDE</text>\n",
+        x_of(0.0),
+        bottom + 27.0
+    ));
+    let all = rows
+        .iter()
+        .map(|r| (*r, kind))
+        .chain(total.map(|t| (t, "total")));
+    for (index, (row, row_kind)) in all.enumerate() {
+        let y = TOP + index as f64 * ROW_HEIGHT + ROW_HEIGHT / 2.0;
+        out.push_str(&row_marks(row, row_kind, y));
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+fn row_marks(row: &Row, kind: &str, y: f64) -> String {
+    let verdict = verdict_class(row);
+    let mut out = format!(
+        "<g class=\"row {verdict}\" data-kind=\"{kind}\" data-name=\"{}\">\n",
+        escape(&row.name)
+    );
+    if kind == "total" {
+        out.push_str(&format!(
+            "<line class=\"rule\" x1=\"0\" y1=\"{:.1}\" x2=\"{WIDTH}\" y2=\"{:.1}\"/>\n",
+            y - ROW_HEIGHT / 2.0,
+            y - ROW_HEIGHT / 2.0
+        ));
+    }
+    out.push_str(&format!(
+        "<text class=\"label{}\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} (n={})</text>\n",
+        if kind == "total" { " total" } else { "" },
+        LABEL_WIDTH - 8.0,
+        y + 4.0,
+        escape(&row.name),
+        row.samples
+    ));
+    if let Some(mde) = row.mde {
+        let (left, right) = (x_of(-mde), x_of(mde));
+        out.push_str(&format!(
+            "<rect class=\"mde\" x=\"{left:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>MDE {:.0} pp</title></rect>\n",
+            y - ROW_HEIGHT * 0.35,
+            right - left,
+            ROW_HEIGHT * 0.7,
+            (mde * 100.0).ceil()
+        ));
+    }
+    match (row.delta, row.interval) {
+        (Some(delta), Some(interval)) => {
+            out.push_str(&format!(
+                "<line class=\"ci\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\n",
+                x_of(interval.low),
+                x_of(interval.high)
+            ));
+            let title = format!(
+                "{}: Δ {} pp, p {} (adj. {}), MDE {}, {}",
+                row.name,
+                delta_and_interval(row, 1),
+                p_value(row.p_value),
+                p_value(row.p_adjusted),
+                row.mde
+                    .map_or("—".into(), |m| format!("{:.0} pp", (m * 100.0).ceil())),
+                row.verdict_label()
+            );
+            out.push_str(&format!(
+                "<circle class=\"mark\" data-kind=\"{kind}\" data-name=\"{}\" data-verdict=\"{verdict}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\"><title>{}</title></circle>\n",
+                escape(&row.name),
+                x_of(delta),
+                escape(&title)
+            ));
+        }
+        _ => out.push_str(&format!(
+            "<text class=\"nodata\" x=\"{:.1}\" y=\"{:.1}\">no data</text>\n",
+            x_of(0.0) + 8.0,
+            y + 4.0
+        )),
+    }
+    out.push_str("</g>\n");
+    out
+}

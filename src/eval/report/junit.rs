@@ -1,0 +1,116 @@
+//! JUnit XML for CI: the wording comparison (variant against baseline) as test cases, one per
+//! category, the total, and one per law, each a `<failure>` when its verdict is `worse`. These
+//! are the rows `--fail-on worse` reads (it counts the categories and the total), with the laws
+//! added so that CI names the rule a wording broke. The skill effect is not a test: it says
+//! whether the model reads the skill, not whether the change under review is worse. Every row's
+//! figures go into the case's `<system-out>`.
+
+use super::{delta_and_interval, mde, p_value};
+use crate::eval::stats::{Row, Summary, Verdict};
+
+/// The JUnit document of a run's wording comparison; `run_id` names the test suites.
+pub fn junit(summary: &Summary, run_id: &str) -> String {
+    let wording = &summary.wording;
+    let categories: Vec<&Row> = wording.categories.iter().chain([&wording.total]).collect();
+    let laws: Vec<&Row> = wording.laws.iter().collect();
+    let suites = [("category", categories), ("law", laws)];
+    let tests: usize = suites.iter().map(|(_, rows)| rows.len()).sum();
+    let failures = suites
+        .iter()
+        .flat_map(|(_, rows)| rows.iter())
+        .filter(|r| r.verdict == Verdict::Worse)
+        .count();
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\">\n",
+        escape(&format!("skilleval {run_id}"))
+    );
+    for (kind, rows) in &suites {
+        let suite = format!("wording per {kind} ({run_id})");
+        let failed = rows.iter().filter(|r| r.verdict == Verdict::Worse).count();
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
+            escape(&suite),
+            rows.len()
+        ));
+        for row in rows {
+            let figures = figures(row, summary);
+            out.push_str(&format!(
+                "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n",
+                escape(&format!("skilleval.wording.{kind}")),
+                escape(&row.name)
+            ));
+            if row.verdict == Verdict::Worse {
+                out.push_str(&format!(
+                    "      <failure message=\"{}\" type=\"worse\">{}</failure>\n",
+                    escape(&format!(
+                        "{} worse: Δ {} pp",
+                        row.name,
+                        delta_and_interval(row, 1)
+                    )),
+                    escape(&figures)
+                ));
+            }
+            out.push_str(&format!(
+                "      <system-out>{}</system-out>\n    </testcase>\n",
+                escape(&figures)
+            ));
+        }
+        out.push_str("  </testsuite>\n");
+    }
+    out.push_str("</testsuites>\n");
+    out
+}
+
+/// "plain_city: baseline 25.0%, variant 100.0%, Δ +75.0 [+48.9,+100.0] pp, p .004 (adj. .012),
+/// MDE 44 pp, n 12: better".
+fn figures(row: &Row, summary: &Summary) -> String {
+    let rate = |r: Option<f64>| r.map_or("—".into(), |r| format!("{:.1}%", r * 100.0));
+    format!(
+        "{}: {} {}, {} {}, Δ {} pp, p {} (adj. {}), MDE {}, n {}: {}",
+        row.name,
+        summary.wording.reference.name(),
+        rate(row.reference.rate),
+        summary.wording.treatment.name(),
+        rate(row.treatment.rate),
+        delta_and_interval(row, 1),
+        p_value(row.p_value),
+        p_value(row.p_adjusted),
+        match row.mde {
+            Some(_) => format!("{} pp", mde(row)),
+            None => mde(row),
+        },
+        row.samples,
+        row.verdict_label()
+    )
+}
+
+/// Text for XML content and attribute values; characters XML 1.0 forbids become U+FFFD.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_escapes_markup_and_control_characters() {
+        assert_eq!(
+            escape("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot;\u{fffd}"
+        );
+    }
+}

@@ -1,0 +1,414 @@
+//! A run's summary as people and machines read it: the terminal table (`table.rs`), the
+//! pull-request markdown (`markdown.rs`), `summary.json` and `summary.csv` (`summary_files.rs`),
+//! the self-contained HTML page (`html.rs`, with its forest plots in `forest.rs` and the samples
+//! whose arms disagree in `pairs.rs`), JUnit XML for CI (`junit.rs`), and two runs side by side
+//! (`compare.rs`). `run_folder.rs` reads a past run folder back and writes its reports, so any
+//! run's reports can be rebuilt from its journal and manifest. Renderers return text; writing
+//! files is `run_folder::write`'s business. This module holds the wording they share: titles,
+//! the headline statements, the legend, and how figures print.
+//!
+//! Every rendering starts with the skill's own effect (baseline against control), says plainly
+//! when removing the skill's body changed nothing, then gives the wording comparison, the
+//! per-law rows and the repeats a 10 pp effect would need.
+
+pub mod compare;
+#[cfg(test)]
+mod fixture;
+mod forest;
+pub mod html;
+pub mod junit;
+mod markdown;
+pub mod pairs;
+pub mod run_folder;
+mod summary_files;
+mod table;
+
+pub use markdown::markdown;
+pub use summary_files::{csv, json};
+pub use table::table;
+
+use super::stats::{Arm, ArmSummary, Comparison, RepeatsNeeded, Row, Summary};
+
+/// Beyond this many repeats the report says ">100": adding samples is the practical way.
+const MANY_REPEATS: u64 = 100;
+
+/// What the report says when the model ignored the skill's body.
+pub const NO_SKILL_EFFECT: &str = "the model's behaviour did not change when the skill's body was removed: a wording comparison on this set-up cannot show an effect";
+
+fn comparison_name(comparison: &Comparison) -> String {
+    match (comparison.reference, comparison.treatment) {
+        (Arm::Control, Arm::Baseline) => "skill effect".into(),
+        (Arm::Baseline, Arm::Variant) => "wording".into(),
+        _ => comparison.name.replace('_', " "),
+    }
+}
+
+fn comparison_title(comparison: &Comparison) -> String {
+    match (comparison.reference, comparison.treatment) {
+        (Arm::Control, Arm::Baseline) => {
+            "Skill effect: baseline against control (the skill with its body removed)".into()
+        }
+        (Arm::Baseline, Arm::Variant) => "Wording: variant against baseline".into(),
+        (r, t) => format!("{} against {}", t.name(), r.name()),
+    }
+}
+
+/// Category rows, then the total.
+fn rows_of(comparison: &Comparison) -> Vec<&Row> {
+    comparison
+        .categories
+        .iter()
+        .chain([&comparison.total])
+        .collect()
+}
+
+/// "plain_city +40 pp [+20, +60]" for each changed row.
+fn changed_rows(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .categories
+        .iter()
+        .filter(|r| r.changed())
+        .map(|r| {
+            format!(
+                "{} {} ({})",
+                r.name,
+                r.verdict_label(),
+                delta_and_interval(r, 0)
+            )
+        })
+        .collect()
+}
+
+fn skill_effect_statement(skill: &Comparison) -> String {
+    if skill.any_change() {
+        let changed = changed_rows(skill);
+        let total = &skill.total;
+        format!(
+            "Removing the skill's body changed the model's behaviour: {}; total {} ({}).",
+            if changed.is_empty() {
+                "no single category, but".to_string()
+            } else {
+                changed.join(", ")
+            },
+            total.verdict_label(),
+            delta_and_interval(total, 0)
+        )
+    } else {
+        let mut text = NO_SKILL_EFFECT.to_string();
+        text[..1].make_ascii_uppercase();
+        format!(
+            "{text} (total {}, {}).",
+            delta_and_interval(&skill.total, 0),
+            skill.total.verdict_label()
+        )
+    }
+}
+
+/// The wording headline: every category that changed, the total, and a warning when the skill's
+/// body made no difference at all.
+fn wording_statement(summary: &Summary) -> String {
+    let wording = &summary.wording;
+    let total = &wording.total;
+    if total.samples == 0 {
+        return "No data: no pair of runs could be scored.".into();
+    }
+    let changed = changed_rows(wording);
+    let mut text = if changed.is_empty() {
+        format!(
+            "No category changed; total {} ({}).",
+            total.verdict_label(),
+            delta_and_interval(total, 0)
+        )
+    } else {
+        format!(
+            "Changed: {}; total {} ({}).",
+            changed.join(", "),
+            total.verdict_label(),
+            delta_and_interval(total, 0)
+        )
+    };
+    if !wording.any_change()
+        && summary
+            .skill_effect
+            .as_ref()
+            .is_some_and(|s| !s.any_change())
+    {
+        text.push_str(
+            " Since removing the skill's body changed nothing either, this does not show that the wordings are equal.",
+        );
+    }
+    text
+}
+
+/// Units that errored (the backend failed, or a recording did), which count as failures: said
+/// aloud, since a rate alone does not show them.
+fn errored_statement(summary: &Summary) -> Option<String> {
+    let wording = &summary.wording.total;
+    let mut parts = Vec::new();
+    if let Some(skill) = &summary.skill_effect {
+        parts.push(("control", skill.total.reference.errored));
+    }
+    parts.push(("baseline", wording.reference.errored));
+    parts.push(("variant", wording.treatment.errored));
+    let total: usize = parts.iter().map(|p| p.1).sum();
+    (total > 0).then(|| {
+        let counts: Vec<String> = parts.iter().map(|(arm, n)| format!("{arm} {n}")).collect();
+        format!(
+            "Errored units (counted as failures; the journal holds why): {}.",
+            counts.join(", ")
+        )
+    })
+}
+
+fn legend(summary: &Summary) -> String {
+    format!(
+        "Rates: mean of per-sample pass rates in %, [lowest–highest across {} repeat(s)]. \
+         Δ: treatment minus reference in percentage points, [{:.0}% paired bootstrap interval over \
+         samples]. p: exact sign-flip permutation test over per-sample differences; (adj.): Holm \
+         across categories (across laws in the law tables; the total is not adjusted). A verdict \
+         needs adjusted p < {} and an interval that excludes 0. MDE: the change this run would \
+         detect with {:.0}% power at the level a row faces when it is the only change, α/(rows \
+         tested); * marks a variance floored at the pooled pass rate's. \"inconclusive\": Δ is at \
+         least the MDE, yet the test did not reach its level. \"too few samples\": no outcome of \
+         this many samples could reach that level.",
+        summary.repeats,
+        summary.confidence * 100.0,
+        summary.alpha,
+        summary.power * 100.0
+    )
+}
+
+/// How many repeats each category of the wording comparison needs for an MDE of the target.
+fn repeats_needed(summary: &Summary) -> String {
+    let wording = &summary.wording;
+    let parts: Vec<String> = wording
+        .categories
+        .iter()
+        .chain([&wording.total])
+        .map(|row| {
+            let needed = match row.repeats_for_target {
+                RepeatsNeeded::Repeats(r) if r > MANY_REPEATS => format!(">{MANY_REPEATS}"),
+                RepeatsNeeded::Repeats(r) => r.to_string(),
+                RepeatsNeeded::MoreSamples => "more samples".into(),
+                RepeatsNeeded::Unknown => "?".into(),
+            };
+            format!("{} {needed}", row.name)
+        })
+        .collect();
+    format!(
+        "Repeats to detect {:.0} pp (wording): {}. The smallest r with MDE ≤ {:.0} pp when the \
+         variance of a sample's difference is τ² + σ²_w/r: r = σ²_w / (n·((0.10 − s/2)/k)² − τ²), \
+         σ²_w the repeat-to-repeat variance of one run's difference, τ² the spread of samples' \
+         true differences, k = t(1 − level/2) + t(power), s the step of Δ. \"more samples\": τ² \
+         alone exceeds the room, so no number of repeats gets there; \"?\": one repeat cannot \
+         measure σ²_w.",
+        summary.target_effect * 100.0,
+        parts.join(", "),
+        summary.target_effect * 100.0,
+    )
+}
+
+/// Column headers; `reference` and `treatment` name the two rate columns.
+fn headers(reference: &str, treatment: &str, first: &str) -> Vec<String> {
+    vec![
+        first.to_string(),
+        "n".into(),
+        reference.to_string(),
+        treatment.to_string(),
+        "Δ pp [95% CI]".into(),
+        "p (adj.)".into(),
+        "MDE".into(),
+        "verdict".into(),
+    ]
+}
+
+/// Cells of one row; `digits` decimals for percentages.
+fn cells(row: &Row, with_bands: bool, digits: usize) -> Vec<String> {
+    let rate = |arm: &ArmSummary| {
+        if with_bands {
+            rate_and_band(arm, digits)
+        } else {
+            let percent = if digits == 0 { "" } else { "%" };
+            arm.rate.map_or_else(
+                || "—".into(),
+                |r| format!("{:.*}{percent}", digits, r * 100.0),
+            )
+        }
+    };
+    vec![
+        row.name.clone(),
+        row.samples.to_string(),
+        rate(&row.reference),
+        rate(&row.treatment),
+        delta_and_interval(row, digits),
+        match row.samples {
+            0 => "—".into(),
+            // Nothing was adjusted (the total, or a family of one): one figure says it.
+            _ if p_value(row.p_value) == p_value(row.p_adjusted) => p_value(row.p_value),
+            _ => format!("{} ({})", p_value(row.p_value), p_value(row.p_adjusted)),
+        },
+        mde(row),
+        row.verdict_label(),
+    ]
+}
+
+/// One line per flaky sample, naming each arm in which it was flaky.
+fn flaky_lines(summary: &Summary) -> Vec<String> {
+    let mut lines: Vec<((&str, &str), Vec<String>)> = Vec::new();
+    for flaky in &summary.flaky_samples {
+        let key = (flaky.category.as_str(), flaky.sample_id.as_str());
+        let arm = format!(
+            "{} passed {} of {}",
+            flaky.arm.name(),
+            flaky.passes,
+            flaky.runs
+        );
+        match lines.last_mut() {
+            Some((last, arms)) if *last == key => arms.push(arm),
+            _ => lines.push((key, vec![arm])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|((category, sample_id), arms)| {
+            format!("`{sample_id}` ({category}): {}", arms.join("; "))
+        })
+        .collect()
+}
+
+/// "61% [50–67]"; the terminal's whole-number form drops the "%" to save width.
+fn rate_and_band(arm: &ArmSummary, digits: usize) -> String {
+    let percent = if digits == 0 { "" } else { "%" };
+    match (arm.rate, arm.band) {
+        (Some(rate), Some(band)) => format!(
+            "{:.*}{percent} [{:.*}–{:.*}]",
+            digits,
+            rate * 100.0,
+            digits,
+            band.min * 100.0,
+            digits,
+            band.max * 100.0
+        ),
+        _ => "—".to_string(),
+    }
+}
+
+/// "+12 [-3,+28]": Δ and its interval in percentage points.
+fn delta_and_interval(row: &Row, digits: usize) -> String {
+    match (row.delta, row.interval) {
+        (Some(delta), Some(i)) => format!(
+            "{} [{},{}]",
+            points(delta, digits),
+            points(i.low, digits),
+            points(i.high, digits)
+        ),
+        _ => "—".to_string(),
+    }
+}
+
+fn mde(row: &Row) -> String {
+    match row.mde {
+        Some(mde) => format!(
+            "{:.0}{}",
+            (mde * 100.0).ceil(),
+            if row.mde_floored { "*" } else { "" }
+        ),
+        None => "—".into(),
+    }
+}
+
+/// A difference in percentage points, always signed.
+fn points(delta: f64, digits: usize) -> String {
+    let scale = 10f64.powi(digits as i32);
+    let rounded = (delta * 100.0 * scale).round() / scale;
+    // Avoid printing "-0" for a difference lost to rounding.
+    let rounded = if rounded == 0.0 { 0.0 } else { rounded };
+    format!("{rounded:+.digits$}")
+}
+
+/// A p-value without its leading zero: three decimals below 0.1, two above, "1" for 1.
+fn p_value(p: f64) -> String {
+    let text = if p < 0.001 {
+        return "<.001".to_string();
+    } else if p < 0.1 {
+        format!("{p:.3}")
+    } else if p < 0.995 {
+        format!("{p:.2}")
+    } else {
+        return "1".to_string();
+    };
+    text.strip_prefix('0').unwrap_or(&text).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::{fixture_outcomes, fixture_summary, push_units};
+    use super::*;
+    use crate::eval::stats::summarize;
+
+    #[test]
+    fn a_skill_body_that_changes_nothing_is_said_plainly() {
+        let summary = summarize(&fixture_outcomes(true)).unwrap();
+        let skill = summary.skill_effect.as_ref().unwrap();
+        assert!(!skill.any_change());
+        for text in [table(&summary), markdown(&summary, "t", "s")] {
+            assert!(text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
+            // The wording's changes are still named, and not called equal.
+            assert!(text.contains("Changed: city_country worse"), "{text}");
+        }
+        // With the body mattering, the report names where.
+        let text = table(&fixture_summary());
+        assert!(!text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
+        assert!(
+            text.contains("changed the model's behaviour: city_country better"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn no_change_anywhere_is_not_read_as_equal_wordings() {
+        // Control, baseline and variant alike.
+        let mut outcomes = Vec::new();
+        for sample in 0..12 {
+            push_units(
+                &mut outcomes,
+                ("plain_city", sample, 0),
+                [sample < 6; 3],
+                false,
+            );
+        }
+        let summary = summarize(&outcomes).unwrap();
+        let text = markdown(&summary, "t", "s");
+        assert!(text.contains("No category changed"), "{text}");
+        assert!(
+            text.contains("this does not show that the wordings are equal"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_empty_summary_renders_without_data() {
+        let summary = summarize(&[]).unwrap();
+        let text = markdown(&summary, "t", "s");
+        assert!(text.contains("No data: no pair of runs"), "{text}");
+        assert!(text.contains("--no-control"), "{text}");
+        assert!(table(&summary).contains("no data"));
+        assert!(csv(&summary)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("wording,baseline,variant,total,total,0,0,,"));
+    }
+
+    #[test]
+    fn formatting_helpers() {
+        assert_eq!(points(-0.00001, 1), "+0.0");
+        assert_eq!(points(0.125, 1), "+12.5");
+        assert_eq!(points(-0.5, 0), "-50");
+        assert_eq!(p_value(0.0004), "<.001");
+        assert_eq!(p_value(0.0123), ".012");
+        assert_eq!(p_value(0.531), ".53");
+        assert_eq!(p_value(1.0), "1");
+    }
+}

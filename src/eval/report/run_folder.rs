@@ -1,0 +1,171 @@
+//! A run folder read back for its reports: the journal, the manifest, the profile when there is
+//! one, and each sample's prompt from the corpus the manifest names (the journal keeps
+//! transcripts, not prompts). The statistics come from the journal through
+//! `stats::summarize`, exactly as `run` computes them, so `skilleval report` rebuilds the same
+//! reports for any past run; `write` is what both commands call to write them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+
+use super::{html, markdown};
+use crate::eval::corpus::parse_corpus;
+use crate::eval::journal::{self, JournalEntry};
+use crate::eval::manifest::{self, Manifest};
+use crate::eval::stats::{self, Arm, Summary};
+use crate::exec::profile::Profile;
+
+/// The manifest's name in a run folder.
+pub const MANIFEST_FILE: &str = "manifest.json";
+/// The profile's name in a run folder.
+pub const PROFILE_FILE: &str = "profile.json";
+/// The reports `write` puts in a run folder.
+pub const MARKDOWN_FILE: &str = "report.md";
+pub const HTML_FILE: &str = "report.html";
+
+/// Everything a run's reports are made of.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// The journal's entries of the arms the run ran.
+    pub entries: Vec<JournalEntry>,
+    pub profile: Option<Profile>,
+    /// Each sample's last user message, by sample id.
+    pub prompts: BTreeMap<String, String>,
+    /// Said in the report when the prompts could not be read (the corpus moved or changed).
+    pub prompts_note: Option<String>,
+}
+
+/// The folder `run` names RUN: a folder holding a journal, else `output_root/RUN`.
+pub fn find(run: &str, output_root: &Path) -> anyhow::Result<PathBuf> {
+    let given = PathBuf::from(run);
+    let under_output = output_root.join(run);
+    for dir in [&given, &under_output] {
+        if dir.join(journal::JOURNAL_FILE).is_file() {
+            return Ok(dir.clone());
+        }
+    }
+    Err(anyhow!(
+        "{run}: no run folder: neither {} nor {} exists",
+        given.join(journal::JOURNAL_FILE).display(),
+        under_output.join(journal::JOURNAL_FILE).display()
+    ))
+}
+
+/// Reads a run folder: its journal and manifest (both required), its profile if present, and
+/// the prompts of the corpus its manifest names when that corpus is unchanged.
+pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
+    let manifest_path = dir.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&manifest_path)
+        .map_err(|e| anyhow!("{}: cannot read: {e}", manifest_path.display()))?;
+    let manifest: Manifest = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
+    let mut entries = journal::read(&dir.join(journal::JOURNAL_FILE))?;
+    // A run without its control arm never wrote one; a journal holding some anyway (a resume
+    // with other settings is refused, but a hand-edited journal is not) keeps to the manifest.
+    entries.retain(|e| manifest.control || e.arm != Arm::Control);
+    let profile_path = dir.join(PROFILE_FILE);
+    let profile = match std::fs::read_to_string(&profile_path) {
+        Ok(text) => Some(
+            serde_json::from_str::<Profile>(&text)
+                .map_err(|e| anyhow!("{}: not a profile: {e}", profile_path.display()))?,
+        ),
+        Err(_) => None,
+    };
+    let (prompts, prompts_note) = match corpus_prompts(&manifest) {
+        Ok(prompts) => (prompts, None),
+        Err(note) => (BTreeMap::new(), Some(note)),
+    };
+    Ok(RunRecord {
+        dir: dir.to_path_buf(),
+        manifest,
+        entries,
+        profile,
+        prompts,
+        prompts_note,
+    })
+}
+
+/// The prompts of the corpus the manifest names, if it is still there and unchanged; else why
+/// not, in words for the report.
+fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, String> {
+    let path = Path::new(&manifest.corpus);
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "prompts not shown: the corpus {} cannot be read from here ({e})",
+            path.display()
+        )
+    })?;
+    if manifest::sha256_hex(text.as_bytes()) != manifest.corpus_sha256 {
+        return Err(format!(
+            "prompts not shown: the corpus {} changed since the run (its sha256 differs from the manifest's)",
+            path.display()
+        ));
+    }
+    let samples = parse_corpus(&text, path).map_err(|e| format!("prompts not shown: {e}"))?;
+    Ok(samples
+        .iter()
+        .map(|s| (s.id.clone(), s.prompt_text().to_string()))
+        .collect())
+}
+
+impl RunRecord {
+    /// Both comparisons, computed from the journal.
+    pub fn summary(&self) -> anyhow::Result<Summary> {
+        let outcomes = journal::outcomes(&self.entries);
+        stats::summarize(&outcomes)
+            .map_err(|e| anyhow!("{}: {e}", self.dir.join(journal::JOURNAL_FILE).display()))
+    }
+
+    /// The settings line of the reports, from the manifest and the profile's wall time.
+    pub fn settings(&self) -> String {
+        settings(&self.manifest, self.profile.as_ref().map(|p| p.wall_secs))
+    }
+}
+
+/// "pack weather · skill weather · variant b.md · control arm · 44 samples × 6 repeats · …":
+/// what a report's reader needs to know of the run, from its manifest.
+pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
+    format!(
+        "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {}{}",
+        manifest.pack,
+        manifest.skill,
+        manifest
+            .variant
+            .as_ref()
+            .map(|v| format!("variant {v}"))
+            .unwrap_or("A/A (no variant)".into()),
+        if manifest.control {
+            "control arm"
+        } else {
+            "no control arm"
+        },
+        manifest.samples,
+        manifest.repeats,
+        manifest.run_seed,
+        manifest.sampling.temperature,
+        manifest
+            .backend
+            .model_name
+            .clone()
+            .unwrap_or(manifest.backend.name.clone()),
+        wall_secs.map(|s| format!(" · {s:.0}s")).unwrap_or_default()
+    )
+}
+
+/// Writes `report.md` and `report.html` into the record's folder.
+pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
+    let title = format!("skilleval: {}", record.manifest.pack);
+    let files = [
+        (MARKDOWN_FILE, markdown(summary, &title, settings)),
+        (HTML_FILE, html::render(record, summary, settings)),
+    ];
+    for (name, text) in files {
+        let path = record.dir.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
+    }
+    Ok(())
+}
