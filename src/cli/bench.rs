@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::args::{ModelArgs, ParallelArgs};
+use super::args::{BackendArgs, ModelArgs, ParallelArgs};
 use crate::bench::corpus as bench_corpus;
 use crate::bench::report as bench_report;
 use crate::bench::run::{self as bench_run, BenchOptions, CustomCorpus};
@@ -144,6 +144,8 @@ pub struct BenchRunArgs {
     pub json: bool,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 #[derive(Args, Debug)]
@@ -216,6 +218,7 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
 }
 
 fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
+    args.backend.server_options(&args.model)?;
     let categories = bench_run::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
@@ -232,7 +235,7 @@ fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
             options.repeats
         );
     }
-    let mut model = args.model.open(options.parallel)?;
+    let mut model = args.backend.open(&args.model, options.parallel)?;
     let backend = model.backend();
     let info = backend.info();
     let options = BenchOptions {

@@ -10,9 +10,10 @@ mod chat;
 mod check;
 mod doctor;
 mod generate;
+mod merge;
 mod run;
 
-pub use args::{default_parallel, ModelArgs, ParallelArgs, RecordWhat};
+pub use args::{default_parallel, BackendArgs, BackendKind, ModelArgs, ParallelArgs, RecordWhat};
 pub use bench::{BenchArgs, BenchCommand, BenchRunArgs, BenchScoreArgs};
 pub use run::{RunArgs, EXIT_WORSE};
 
@@ -52,6 +53,9 @@ pub enum Command {
     Bench(Box<bench::BenchArgs>),
     /// Check the model, the llama.cpp build, the threads and every pack; exit 1 on a problem
     Doctor(doctor::DoctorArgs),
+    /// Put the shard runs of one split run (`run --shard I/N`) together into one run folder
+    #[command(after_long_help = merge::EXAMPLES)]
+    Merge(merge::MergeArgs),
 }
 
 pub fn run_command(command: Command) -> anyhow::Result<u8> {
@@ -62,5 +66,6 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Run(args) => run::run(args),
         Command::Check(args) => check::run(args),
         Command::Bench(args) => bench::dispatch(*args),
+        Command::Merge(args) => merge::run(args),
     }
 }

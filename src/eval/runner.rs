@@ -16,6 +16,7 @@ use super::pack::Pack;
 use super::plan::{self, Unit};
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
+use super::shard::{Shard, ShardRecord};
 use super::stats::{self, Arm, Outcome, Summary};
 use crate::exec::profile::Profile;
 use crate::exec::progress::Progress;
@@ -49,6 +50,8 @@ pub struct RunOptions {
     pub parallel: usize,
     /// Run the control arm (the skill with an empty body), to measure the skill's own effect.
     pub control: bool,
+    /// Run only this slice of the plan (`--shard I/N`); `merge` puts the slices together.
+    pub shard: Option<Shard>,
 }
 
 impl RunOptions {
@@ -72,6 +75,7 @@ impl RunOptions {
             live: LiveServices::default(),
             parallel: 1,
             control: true,
+            shard: None,
         }
     }
 }
@@ -228,6 +232,9 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     let samples = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
+    }
+    if let Some(shard) = opts.shard {
+        shard.check_against(samples.len())?;
     }
     let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     if let Some(run_id) = &opts.resume {
@@ -420,7 +427,7 @@ fn resumed_note(opts: &RunOptions) -> String {
 }
 
 /// `value` as pretty JSON with a final newline.
-fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")?;
     Ok(())
 }
@@ -482,10 +489,17 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
             opts.variant.as_deref(),
             &corpus_path,
         )?),
+        shard: opts.shard.map(|shard| ShardRecord {
+            index: shard.index,
+            count: shard.count,
+            sample_ids: run.samples.iter().map(|s| s.id.clone()).collect(),
+        }),
+        merged_from: Vec::new(),
     })
 }
 
-/// The plan's units that `journaled` does not hold yet, in plan order.
+/// The plan's units that `journaled` does not hold yet, in plan order; with `--shard`, only
+/// that shard's.
 fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
     let (opts, samples) = (&run.opts, &run.samples);
     let done: BTreeSet<(String, Arm, u32)> = journaled.iter().map(JournalEntry::key).collect();
@@ -497,6 +511,7 @@ fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
         run.arms.aa,
     )
     .into_iter()
+    .filter(|u| opts.shard.is_none_or(|shard| shard.holds(u.sample_index)))
     .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
     .collect()
 }
@@ -561,25 +576,46 @@ fn summarize(
     let run_arms = plan::arms(opts.control);
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
     let summary = stats::summarize(&outcomes(entries))?;
-    let settings = format!(
-        "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
-        pack.name,
-        pack.skill,
-        opts.variant.as_ref().map(|v| format!("variant {}", v.display())).unwrap_or("A/A (no variant)".into()),
-        if opts.control { "control arm" } else { "no control arm" },
-        run.samples.len(),
-        opts.repeats,
-        opts.seed,
-        run.sampling.temperature,
-        manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
-        wall
-    ) + &resumed_note(opts);
-    write_json(&dir.join("summary.json"), &summary)?;
-    std::fs::write(dir.join("summary.csv"), report::csv(&summary)?)?;
-    std::fs::write(
-        dir.join("report.md"),
-        report::markdown(&summary, &format!("skilleval: {}", pack.name), &settings),
-    )?;
+    let settings = settings_line(manifest, wall) + &resumed_note(opts);
+    write_outputs(dir, &summary, &pack.name, &settings)?;
     replay::check_recordings(entries).map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
     Ok(summary)
+}
+
+/// The report's line of settings, from the manifest alone, so that `merge` writes the same
+/// line as a run in one process.
+pub fn settings_line(manifest: &Manifest, wall: f64) -> String {
+    format!(
+        "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {} · {:.0}s",
+        manifest.pack,
+        manifest.skill,
+        manifest.variant.as_ref().map(|v| format!("variant {v}")).unwrap_or("A/A (no variant)".into()),
+        if manifest.control { "control arm" } else { "no control arm" },
+        manifest.samples,
+        manifest.repeats,
+        manifest.run_seed,
+        manifest.sampling.temperature,
+        manifest.backend.model_name.clone().unwrap_or(manifest.backend.name.clone()),
+        wall
+    ) + &manifest
+        .shard
+        .as_ref()
+        .map(|s| format!(" · shard {} (only its samples)", s.shard()))
+        .unwrap_or_default()
+}
+
+/// `summary.json`, `summary.csv` and `report.md` in a run folder.
+pub fn write_outputs(
+    dir: &Path,
+    summary: &Summary,
+    pack: &str,
+    settings: &str,
+) -> anyhow::Result<()> {
+    write_json(&dir.join("summary.json"), summary)?;
+    std::fs::write(dir.join("summary.csv"), report::csv(summary)?)?;
+    std::fs::write(
+        dir.join("report.md"),
+        report::markdown(summary, &format!("skilleval: {pack}"), settings),
+    )?;
+    Ok(())
 }
