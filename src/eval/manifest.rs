@@ -175,7 +175,11 @@ impl Manifest {
             ),
             ("corpus_sha256", self.corpus_sha256 == earlier.corpus_sha256),
             ("model_sha256", self.model_sha256 == earlier.model_sha256),
-            ("backend", self.backend.name == earlier.backend.name),
+            (
+                "backend",
+                self.backend.name == earlier.backend.name
+                    && self.backend.model_name == earlier.backend.model_name,
+            ),
             ("run_seed", self.run_seed == earlier.run_seed),
             ("sampling", self.sampling == earlier.sampling),
             ("budgets", self.budgets == earlier.budgets),

@@ -35,10 +35,10 @@ pub struct MergeResult {
 }
 
 /// Manifest fields each process fills in for itself: they may differ between the shards of one
-/// run. The model file's path and the thread count differ between machines; the model's sha256
-/// (or a server's endpoint and model name) does not.
+/// run. The model file's path, the thread count and a server's URL differ between machines; the
+/// model's sha256 (or the model name a server reports) does not.
 const PER_PROCESS: [&str; 4] = ["run_id", "started_unix", "shard", "merged_from"];
-const PER_PROCESS_BACKEND: [&str; 3] = ["load_secs", "model_path", "threads"];
+const PER_PROCESS_BACKEND: [&str; 4] = ["load_secs", "model_path", "threads", "endpoint"];
 
 /// One shard run folder, read and checked on its own.
 struct ShardRun {
