@@ -263,3 +263,42 @@ fn an_endpoint_where_nothing_listens_is_one_line_after_the_retries() {
     assert!(message.contains("after 3 tries"), "{message}");
     assert!(!message.contains('\n'), "one line: {message}");
 }
+
+/// The binary's exit code and stderr for `run` on the weather pack with `extra` flags.
+fn run_command(extra: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["run", "--pack", "weather"])
+        .args(extra)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn backend_flags_that_do_not_fit_are_one_line_before_anything_loads() {
+    let (code, stderr) = run_command(&["--backend", "openai"]);
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--backend openai: give the server's URL with --endpoint"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run_command(&["--endpoint", "http://127.0.0.1:9"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--endpoint: only with --backend openai"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run_command(&["--backend", "openai", "--endpoint", "127.0.0.1:8080"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("give the server's URL, e.g. http://"),
+        "{stderr}"
+    );
+}

@@ -217,3 +217,39 @@ fn a_shard_beyond_the_samples_is_refused_before_the_model_runs() {
         "{error}"
     );
 }
+
+/// The binary's exit code and stderr.
+fn skilleval(args: &[&str]) -> (i32, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_merge_command_names_a_folder_without_a_manifest() {
+    let temp = tempfile::tempdir().unwrap();
+    let absent = temp.path().join("absent");
+    let (code, stderr) = skilleval(&["merge", absent.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("absent/manifest.json: cannot read"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_shard_that_is_not_i_of_n_is_refused_by_the_command() {
+    let pack = mini_pack_dir();
+    let (code, stderr) = skilleval(&["run", "--pack", pack.to_str().unwrap(), "--shard", "4/3"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("--shard 4/3: I must be from 1 to N"),
+        "{stderr}"
+    );
+}
