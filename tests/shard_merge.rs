@@ -45,7 +45,7 @@ impl Backend for Moody {
         let prompt = &request.prompt;
         let skips = prompt.contains(VARIANT_WORDS)
             && !prompt.contains("station_reading returned:")
-            && (prompt.contains("Uccle") || request.sampling.seed % 3 == 0);
+            && (prompt.contains("Uccle") || request.sampling.seed.is_multiple_of(3));
         let mut generation = self.replies.generation(request);
         if skips {
             generation.text = "It is mild there, about 15 °C.".into();

@@ -168,7 +168,11 @@ impl OpenAiBackend {
     /// GETs `path`: the JSON body, or `None` when the server has no such route (404).
     fn get(&self, path: &str) -> anyhow::Result<Option<Value>> {
         let url = format!("{}{path}", self.options.endpoint);
-        match self.with_retries(|| self.authorized(self.agent.get(&url)).call()) {
+        match self.with_retries(|| {
+            self.authorized(self.agent.get(&url))
+                .call()
+                .map_err(Box::new)
+        }) {
             Ok(value) => Ok(Some(value)),
             Err(failure) if failure.message.starts_with("HTTP 404") => Ok(None),
             Err(failure) => Err(anyhow!("{url}: {}", failure.message)),
@@ -186,14 +190,14 @@ impl OpenAiBackend {
     /// `backoff`, twice that, four times that… between tries (or what `Retry-After` asks).
     fn with_retries(
         &self,
-        send: impl Fn() -> Result<ureq::Response, ureq::Error>,
+        send: impl Fn() -> Result<ureq::Response, Box<ureq::Error>>,
     ) -> Result<Value, Failure> {
         let mut wait = self.options.backoff;
         let mut tries = 0;
         loop {
             tries += 1;
             let failure =
-                match send() {
+                match send().map_err(|e| *e) {
                     Ok(response) => match response
                         .into_string()
                         .map_err(|e| e.to_string())
@@ -329,6 +333,7 @@ impl Backend for OpenAiBackend {
                 self.authorized(self.agent.post(&url))
                     .set("Content-Type", "application/json")
                     .send_string(&body)
+                    .map_err(Box::new)
             })
             .map_err(|failure| anyhow!("{url}: {}", failure.message))?;
         let choice = &answer["choices"][0];
