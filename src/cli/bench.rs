@@ -134,7 +134,8 @@ pub struct BenchRunArgs {
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
     /// Model name of the BFCL result folder (result/<name with / as _>); name a registered
-    /// prompting model to score it with `bfcl evaluate` (default: the GGUF file's stem)
+    /// prompting model to score it with `bfcl evaluate` (default: the GGUF file's stem, or the
+    /// name a server gives its model)
     #[arg(long)]
     pub result_model: Option<String>,
     #[command(flatten)]
@@ -240,7 +241,9 @@ fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
     let info = backend.info();
     let options = BenchOptions {
         result_model: args.result_model.clone().unwrap_or_else(|| {
-            bench_run::default_result_model(info.model_path.as_deref(), &info.name)
+            // A server's model has no file: its name stands in for the file's stem.
+            let path = info.model_path.as_deref().or(info.model_name.as_deref());
+            bench_run::default_result_model(path, &info.name)
         }),
         ..options
     };

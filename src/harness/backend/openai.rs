@@ -2,8 +2,10 @@
 //! own rendered prompt goes to `POST <endpoint>/v1/completions`, so the harness keeps its chat
 //! template and call grammar, and the server only continues text. No model file is loaded here.
 //!
-//! Each request carries the seed, temperature, top-p, `max_tokens` and the stop strings; a
-//! llama.cpp server (it says `owned_by: llamacpp` at `/v1/models`) also gets top-k, the
+//! The chat format is `--family`, else what the model's chat template (from a llama.cpp server)
+//! or its name says, as for a GGUF file. Each request
+//! carries the seed, temperature, top-p, `max_tokens` and the stop strings; a llama.cpp server
+//! (it says `owned_by: llamacpp` at `/v1/models`) also gets top-k, the
 //! embedded backend's sampler order with min-p off, a fresh prefill per request (no reuse of the
 //! previous prompt's cache, whose batch boundaries would differ from a fresh prefill's), and
 //! `verbose` for how the generation ended. The API key comes from `$SKILLEVAL_API_KEY` and is sent
@@ -133,21 +135,10 @@ impl OpenAiBackend {
             backend.model = chosen.and_then(|m| m["id"].as_str()).map(str::to_string);
         }
         backend.llama_cpp = chosen.and_then(|m| m["owned_by"].as_str()) == Some("llamacpp");
-        // llama.cpp's server tells its chat template, from which the format is read as from a
-        // GGUF file; another server is judged by the model's name alone.
-        let template = if backend.llama_cpp {
-            backend
-                .get("/props")
-                .ok()
-                .flatten()
-                .and_then(|p| p["chat_template"].as_str().map(str::to_string))
-        } else {
-            None
-        };
         let name = backend.model.clone().unwrap_or_default();
         backend.family = match options.family {
             Some(family) => family,
-            None => Family::detect("", &name, template.as_deref()).ok_or_else(|| {
+            None => backend.detect_family(&name).ok_or_else(|| {
                 anyhow!(
                     "--endpoint {}: cannot tell the chat format of model {name:?}; pass --family gemma|chatml|llama3|transcript",
                     options.endpoint
@@ -163,6 +154,45 @@ impl OpenAiBackend {
             ..Default::default()
         };
         Ok(backend)
+    }
+
+    /// The chat format of the server's model, found as for a GGUF file: from its chat template,
+    /// else from its name. llama.cpp's server tells the template, but reports a ChatML one of its
+    /// own for a model file that has none: a template whose turn markers are not special tokens
+    /// of the model's vocabulary is not the model's, and is ignored. Another server is judged by
+    /// the model's name alone.
+    fn detect_family(&self, name: &str) -> Option<Family> {
+        const TURN_MARKERS: [&str; 3] = ["<start_of_turn>", "<|im_start|>", "<|start_header_id|>"];
+        let template = if self.llama_cpp {
+            self.get("/props")
+                .ok()
+                .flatten()
+                .and_then(|props| props["chat_template"].as_str().map(str::to_string))
+        } else {
+            None
+        };
+        let template = template.filter(|t| {
+            TURN_MARKERS
+                .iter()
+                .filter(|marker| t.contains(*marker))
+                .all(|marker| self.is_one_special_token(marker))
+        });
+        Family::detect("", name, template.as_deref())
+    }
+
+    /// Whether llama.cpp's server tokenizes `text` as one special token.
+    fn is_one_special_token(&self, text: &str) -> bool {
+        let url = format!("{}/tokenize", self.options.endpoint);
+        let body = json!({"content": text, "add_special": false, "parse_special": true});
+        self.with_retries(|| {
+            self.authorized(self.agent.post(&url))
+                .set("Content-Type", "application/json")
+                .send_string(&body.to_string())
+                .map_err(Box::new)
+        })
+        .ok()
+        .and_then(|answer| answer["tokens"].as_array().map(Vec::len))
+            == Some(1)
     }
 
     /// GETs `path`: the JSON body, or `None` when the server has no such route (404).
