@@ -5,6 +5,9 @@
 #   bash scripts/setup.sh --model smollm2  the same, with another model of models.tsv
 #   bash scripts/setup.sh --model all      the same, with every model of models.tsv and the headless
 #                                          browser the report test drives (for the tests)
+#   bash scripts/setup.sh --tools          the same, then llama-server and llama-batched-bench, built
+#                                          once into the cache by scripts/build_llama_tools.sh (the
+#                                          server tests need them; several minutes the first time)
 #   bash scripts/setup.sh --plan           print what is present and what would be installed, change nothing
 #
 # One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
@@ -27,18 +30,36 @@ die() { say "$*" >&2; exit 1; }
 
 plan_only=0
 model_name=""
+tools=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --plan) plan_only=1 ;;
+    --tools) tools=1 ;;
     --model)
       [ "$#" -ge 2 ] || die "--model needs a name"
       model_name="$2"; shift ;;
     --model=*) model_name="${1#--model=}" ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "unknown argument $1 (use --model NAME, --plan)" ;;
+    *) die "unknown argument $1 (use --model NAME, --tools, --plan)" ;;
   esac
   shift
 done
+
+# --tools: everything else first (the build needs cmake, a C++ compiler, pip and cargo), then the
+# llama.cpp tools, which the build script keeps in the cache: a second run only checks.
+if [ "$tools" -eq 1 ]; then
+  rest=()
+  [ "$plan_only" -eq 1 ] && rest+=(--plan)
+  [ -n "$model_name" ] && rest+=(--model "$model_name")
+  bash "${BASH_SOURCE[0]}" "${rest[@]}"
+  if [ "$plan_only" -eq 1 ]; then
+    say "llama tools: would be in $(bash "$repo/scripts/build_llama_tools.sh" --plan 2>/dev/null || echo '(cargo metadata failed)')"
+  else
+    bin="$(bash "$repo/scripts/build_llama_tools.sh")" || die "building the llama.cpp tools failed"
+    say "llama tools ok ($bin)"
+  fi
+  exit 0
+fi
 
 # --model all: every model of models.tsv (the test suite runs both), one run of this script each,
 # each also checking for the browser the report test loads report.html in.

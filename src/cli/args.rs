@@ -1,4 +1,5 @@
-//! Arguments more than one command takes: the model, `--parallel`, `--record`.
+//! Arguments more than one command takes: the model, where it runs (`--backend`, `--endpoint`),
+//! `--parallel`, `--record`.
 
 use std::path::PathBuf;
 
@@ -6,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use crate::eval::replay::RecordMode;
 use crate::harness::backend::llama::{LlamaBackend, LlamaOptions};
+use crate::harness::backend::openai::{OpenAiOptions, API_KEY_VAR};
 use crate::harness::backend::{self, OpenModel};
 use crate::harness::template::Family;
 use crate::model_path;
@@ -55,6 +57,63 @@ impl ModelArgs {
     /// sequences.
     pub fn open(&self, parallel: usize) -> anyhow::Result<OpenModel> {
         backend::open(&self.options(), parallel)
+    }
+}
+
+/// Where the model runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// llama.cpp in this process, on the GGUF file of --model
+    Llama,
+    /// An OpenAI-compatible server at --endpoint, sent the harness's own rendered prompts
+    Openai,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BackendArgs {
+    /// Where the model runs: `llama` (in this process, on --model's GGUF file) or `openai` (an
+    /// OpenAI-compatible server at --endpoint, given the harness's rendered prompt at
+    /// /v1/completions; its API key from $SKILLEVAL_API_KEY; --model then names the server's
+    /// model, default the first it lists)
+    #[arg(long, value_enum, default_value = "llama")]
+    pub backend: BackendKind,
+    /// The server's URL for --backend openai, e.g. http://127.0.0.1:8080
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Tries after the first for a server request that met a connection error, a 5xx or a 429,
+    /// waiting 0.5 s, 1 s, 2 s… between them (--backend openai)
+    #[arg(long, default_value_t = 4)]
+    pub retries: u32,
+}
+
+impl BackendArgs {
+    /// The server's options for `--backend openai`, `None` for llama; a flag that does not fit
+    /// the backend is an error, before anything loads or connects.
+    pub fn server_options(&self, model: &ModelArgs) -> anyhow::Result<Option<OpenAiOptions>> {
+        match (self.backend, &self.endpoint) {
+            (BackendKind::Llama, None) => Ok(None),
+            (BackendKind::Llama, Some(_)) => {
+                anyhow::bail!("--endpoint: only with --backend openai")
+            }
+            (BackendKind::Openai, None) => anyhow::bail!(
+                "--backend openai: give the server's URL with --endpoint (the API key, if any, in ${API_KEY_VAR})"
+            ),
+            (BackendKind::Openai, Some(endpoint)) => {
+                let mut options = OpenAiOptions::new(endpoint)?;
+                options.model = model.model.as_ref().map(|m| m.display().to_string());
+                options.family = model.family;
+                options.retries = self.retries;
+                Ok(Some(options))
+            }
+        }
+    }
+
+    /// The model for a run at `parallel`: loaded from its file, or the server's.
+    pub fn open(&self, model: &ModelArgs, parallel: usize) -> anyhow::Result<OpenModel> {
+        match self.server_options(model)? {
+            Some(options) => backend::connect(&options),
+            None => model.open(parallel),
+        }
     }
 }
 

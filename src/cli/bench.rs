@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::args::{ModelArgs, ParallelArgs};
+use super::args::{BackendArgs, ModelArgs, ParallelArgs};
 use crate::bench::corpus as bench_corpus;
 use crate::bench::report as bench_report;
 use crate::bench::run::{self as bench_run, BenchOptions, CustomCorpus};
@@ -134,7 +134,8 @@ pub struct BenchRunArgs {
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
     /// Model name of the BFCL result folder (result/<name with / as _>); name a registered
-    /// prompting model to score it with `bfcl evaluate` (default: the GGUF file's stem)
+    /// prompting model to score it with `bfcl evaluate` (default: the GGUF file's stem, or the
+    /// name a server gives its model)
     #[arg(long)]
     pub result_model: Option<String>,
     #[command(flatten)]
@@ -144,6 +145,8 @@ pub struct BenchRunArgs {
     pub json: bool,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 #[derive(Args, Debug)]
@@ -216,6 +219,7 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
 }
 
 fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
+    args.backend.server_options(&args.model)?;
     let categories = bench_run::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
@@ -232,12 +236,14 @@ fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
             options.repeats
         );
     }
-    let mut model = args.model.open(options.parallel)?;
+    let mut model = args.backend.open(&args.model, options.parallel)?;
     let backend = model.backend();
     let info = backend.info();
     let options = BenchOptions {
         result_model: args.result_model.clone().unwrap_or_else(|| {
-            bench_run::default_result_model(info.model_path.as_deref(), &info.name)
+            // A server's model has no file: its name stands in for the file's stem.
+            let path = info.model_path.as_deref().or(info.model_name.as_deref());
+            bench_run::default_result_model(path, &info.name)
         }),
         ..options
     };

@@ -11,10 +11,11 @@ mod check;
 mod compare;
 mod doctor;
 mod generate;
+mod merge;
 mod report;
 mod run;
 
-pub use args::{default_parallel, ModelArgs, ParallelArgs, RecordWhat};
+pub use args::{default_parallel, BackendArgs, BackendKind, ModelArgs, ParallelArgs, RecordWhat};
 pub use bench::{BenchArgs, BenchCommand, BenchRunArgs, BenchScoreArgs};
 pub use run::{RunArgs, EXIT_WORSE};
 
@@ -62,6 +63,9 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Check the model, the llama.cpp build, the threads and every pack; exit 1 on a problem
     Doctor(doctor::DoctorArgs),
+    /// Put the shard runs of one split run (`run --shard I/N`) together into one run folder
+    #[command(after_long_help = merge::EXAMPLES)]
+    Merge(merge::MergeArgs),
 }
 
 pub fn run_command(command: Command) -> anyhow::Result<u8> {
@@ -74,5 +78,6 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::dispatch(*args),
+        Command::Merge(args) => merge::run(args),
     }
 }

@@ -5,18 +5,19 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use super::args::{record_mode, ModelArgs, ParallelArgs, RecordWhat};
+use super::args::{record_mode, BackendArgs, ModelArgs, ParallelArgs, RecordWhat};
 use crate::eval::pack::Pack;
 use crate::eval::runner::{self, RunOptions};
+use crate::eval::shard::Shard;
 use crate::eval::{report, stats};
 
 /// Exit code when `--fail-on worse` finds a category worse beyond noise.
 pub const EXIT_WORSE: u8 = 3;
 
 pub const EXAMPLES: &str = "Examples:
-  skilleval run --pack weather --variant packs/weather/variants/b.md --limit 30 --repeats 2
-  skilleval run --pack weather                      # A/A: the noise floor
-  skilleval run --pack weather --variant b.md --fail-on worse --junit results.xml";
+  skilleval run --pack weather --variant b.md --fail-on worse --junit results.xml
+  skilleval run --pack weather --variant b.md --backend openai --endpoint http://127.0.0.1:8080 --parallel 4
+  skilleval run --pack weather --variant b.md --shard 2/3   # this machine's third; then `merge`";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
@@ -77,6 +78,10 @@ pub struct RunArgs {
     /// Where run folders go
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
+    /// Run only slice I of N of the run (every arm and repeat of every Nth sample), e.g. 2/3 on
+    /// the second of three machines; `skilleval merge` puts the N run folders together
+    #[arg(long, value_parser = Shard::parse, value_name = "I/N")]
+    pub shard: Option<Shard>,
     #[command(flatten)]
     pub parallel: ParallelArgs,
     /// Also write JUnit XML here: one test case per category and per law of the wording
@@ -88,6 +93,8 @@ pub struct RunArgs {
     pub profile: bool,
     #[command(flatten)]
     pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
 }
 
 impl RunArgs {
@@ -116,6 +123,7 @@ impl RunArgs {
         opts.progress = true;
         opts.control = !self.no_control;
         opts.parallel = self.parallel.resolve();
+        opts.shard = self.shard;
         Ok(opts)
     }
 }
@@ -126,11 +134,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     if let Some(path) = &junit {
         super::report::check_junit_path(path)?;
     }
-    let model = args.model.clone();
+    let (model, backend) = (args.model.clone(), args.backend.clone());
+    backend.server_options(&model)?;
     let opts = args.into_options()?;
     // Fail on pack, corpus, variant and fixture mistakes before the model loads.
     let prepared = runner::prepare(&opts)?;
-    let mut model = model.open(opts.parallel)?;
+    let mut model = backend.open(&model, opts.parallel)?;
     let result = runner::run_prepared(model.backend(), &prepared)?;
     if let Some(path) = &junit {
         super::report::write_junit(path, &result.summary, &result.run_id)?;

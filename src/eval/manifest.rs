@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::pack::Pack;
+use super::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
 
@@ -53,6 +54,12 @@ pub struct Manifest {
     /// Hashes of every input file, checked by `--resume`; none in manifests older than them.
     #[serde(default)]
     pub inputs: Option<InputHashes>,
+    /// The slice of the plan this process ran (`--shard I/N`); absent for a whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+    /// The shard runs a `merge` put together, in shard order; empty for a run of one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
 }
 
 /// SHA-256 of every file that enters a run: a resumed run must find them unchanged.
@@ -153,6 +160,7 @@ impl Manifest {
                 self.record != "Off" || input(|h| Some(&h.fixtures)),
             ),
             ("parallel", self.parallel == earlier.parallel),
+            ("shard", self.shard == earlier.shard),
             ("control", self.control == earlier.control),
             ("record", self.record == earlier.record),
             ("pack", self.pack == earlier.pack),
@@ -167,7 +175,11 @@ impl Manifest {
             ),
             ("corpus_sha256", self.corpus_sha256 == earlier.corpus_sha256),
             ("model_sha256", self.model_sha256 == earlier.model_sha256),
-            ("backend", self.backend.name == earlier.backend.name),
+            (
+                "backend",
+                self.backend.name == earlier.backend.name
+                    && self.backend.model_name == earlier.backend.model_name,
+            ),
             ("run_seed", self.run_seed == earlier.run_seed),
             ("sampling", self.sampling == earlier.sampling),
             ("budgets", self.budgets == earlier.budgets),

@@ -16,6 +16,7 @@ use super::pack::Pack;
 use super::plan::{self, Unit};
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
+use super::shard::{Shard, ShardRecord};
 use super::stats::{self, Arm, Summary};
 use crate::exec::profile::Profile;
 use crate::exec::progress::Progress;
@@ -49,6 +50,8 @@ pub struct RunOptions {
     pub parallel: usize,
     /// Run the control arm (the skill with an empty body), to measure the skill's own effect.
     pub control: bool,
+    /// Run only this slice of the plan (`--shard I/N`); `merge` puts the slices together.
+    pub shard: Option<Shard>,
 }
 
 impl RunOptions {
@@ -72,6 +75,7 @@ impl RunOptions {
             live: LiveServices::default(),
             parallel: 1,
             control: true,
+            shard: None,
         }
     }
 }
@@ -228,6 +232,9 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     let samples = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
+    }
+    if let Some(shard) = opts.shard {
+        shard.check_against(samples.len())?;
     }
     let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     if let Some(run_id) = &opts.resume {
@@ -402,7 +409,7 @@ fn resumed_note(opts: &RunOptions) -> String {
 }
 
 /// `value` as pretty JSON with a final newline.
-fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
     std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")?;
     Ok(())
 }
@@ -464,10 +471,17 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
             opts.variant.as_deref(),
             &corpus_path,
         )?),
+        shard: opts.shard.map(|shard| ShardRecord {
+            index: shard.index,
+            count: shard.count,
+            sample_ids: run.samples.iter().map(|s| s.id.clone()).collect(),
+        }),
+        merged_from: Vec::new(),
     })
 }
 
-/// The plan's units that `journaled` does not hold yet, in plan order.
+/// The plan's units that `journaled` does not hold yet, in plan order; with `--shard`, only
+/// that shard's.
 fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
     let (opts, samples) = (&run.opts, &run.samples);
     let done: BTreeSet<(String, Arm, u32)> = journaled.iter().map(JournalEntry::key).collect();
@@ -479,6 +493,7 @@ fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
         run.arms.aa,
     )
     .into_iter()
+    .filter(|u| opts.shard.is_none_or(|shard| shard.holds(u.sample_index)))
     .filter(|u| !done.contains(&(samples[u.sample_index].id.clone(), u.arm, u.repeat)))
     .collect()
 }

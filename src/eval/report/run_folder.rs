@@ -152,7 +152,11 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
             .clone()
             .unwrap_or(manifest.backend.name.clone()),
         wall_secs.map(|s| format!(" · {s:.0}s")).unwrap_or_default()
-    )
+    ) + &manifest
+        .shard
+        .as_ref()
+        .map(|s| format!(" · shard {} (only its samples)", s.shard()))
+        .unwrap_or_default()
 }
 
 /// Writes `report.md` and `report.html` into the record's folder.

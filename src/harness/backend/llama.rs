@@ -147,6 +147,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         n_ctx: 0,
         sequences: 1,
         n_batch: PREFILL_CHUNK as u32,
+        endpoint: None,
     };
     Ok(LoadedModel {
         model,

@@ -1,17 +1,19 @@
-//! Model backends: the one seam between the harness and whatever produces text.
+//! Model backends: the one seam between the harness and whatever produces text (llama.cpp in
+//! this process, one sequence or batched; an OpenAI-compatible server; a script for tests).
 
 pub mod batched;
 mod engine_stats;
 pub mod gguf;
 pub mod llama;
 mod open;
+pub mod openai;
 
 use serde::{Deserialize, Serialize};
 
 use super::template::{self, Family, Message};
 
 pub use engine_stats::EngineStats;
-pub use open::{open, OpenModel};
+pub use open::{connect, open, OpenModel};
 
 /// How the next token is chosen. `temperature <= 0` means greedy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -135,6 +137,9 @@ pub struct BackendInfo {
     /// Most tokens in one decode call.
     #[serde(default)]
     pub n_batch: u32,
+    /// The server's base URL, for a backend that sends its prompts to one (`openai`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
 }
 
 pub trait Backend {

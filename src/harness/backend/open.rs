@@ -1,8 +1,9 @@
-//! Opening a GGUF model for a run: one sequence at a time, or the batched engine when units run
-//! at once.
+//! Opening the model for a run: a GGUF file, one sequence at a time or the batched engine when
+//! units run at once, or a model behind an OpenAI-compatible server.
 
 use super::batched::{BatchedEngine, BatchedHandle, BatchedOptions};
 use super::llama::{LlamaBackend, LlamaOptions};
+use super::openai::{OpenAiBackend, OpenAiOptions};
 use super::Backend;
 
 /// A loaded model, ready for a run at the chosen `--parallel`.
@@ -13,6 +14,8 @@ pub enum OpenModel {
         /// Kept for the run's length, as the owner of the serving thread.
         _engine: BatchedEngine,
     },
+    /// A server's model: every fork is another connection, so units run at once as requests.
+    Server(OpenAiBackend),
 }
 
 /// The one-sequence backend for `parallel` 1, else the batched engine with that many
@@ -29,11 +32,17 @@ pub fn open(options: &LlamaOptions, parallel: usize) -> anyhow::Result<OpenModel
     })
 }
 
+/// The model an OpenAI-compatible server serves; nothing is loaded here.
+pub fn connect(options: &OpenAiOptions) -> anyhow::Result<OpenModel> {
+    Ok(OpenModel::Server(OpenAiBackend::connect(options)?))
+}
+
 impl OpenModel {
     pub fn backend(&mut self) -> &mut dyn Backend {
         match self {
             OpenModel::Single(backend) => backend,
             OpenModel::Batched { handle, .. } => handle,
+            OpenModel::Server(backend) => backend,
         }
     }
 }

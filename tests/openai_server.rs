@@ -1,0 +1,325 @@
+//! `--backend openai` against a real llama.cpp server on loopback (`llama-server`, built by
+//! `scripts/build_llama_tools.sh`) serving the default model: a greedy run through the server at
+//! `--parallel 1` against the same run on the embedded backend, the retries while the server is
+//! still loading, and the refusals (a wrong API key, nothing listening), each one line.
+//!
+//! Without the server binary the server tests are skipped with a message, unless
+//! `SKILLEVAL_REQUIRE_SERVER=1` (as `.ci/run` sets), where they fail instead.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use skilleval::eval::pack::Pack;
+use skilleval::eval::runner::{self, RunOptions, RunResult};
+use skilleval::harness::backend::openai::{OpenAiBackend, OpenAiOptions};
+use skilleval::harness::backend::Backend;
+
+/// `llama-server` as the build script leaves it, or `None` (with the reason) when it is missing.
+fn server_binary() -> Result<PathBuf, String> {
+    let output = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build_llama_tools.sh"))
+        .arg("--plan")
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run scripts/build_llama_tools.sh: {e}"))?;
+    let bin = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    let server = Path::new(&bin).join("llama-server");
+    if output.status.success() && server.is_file() {
+        Ok(server)
+    } else {
+        Err(format!(
+            "{} is missing: run bash scripts/build_llama_tools.sh",
+            server.display()
+        ))
+    }
+}
+
+/// The server binary, or `None` after saying why the test is skipped; panics instead when
+/// `SKILLEVAL_REQUIRE_SERVER=1`.
+fn require_server() -> Option<PathBuf> {
+    match server_binary() {
+        Ok(path) => Some(path),
+        Err(why) if std::env::var("SKILLEVAL_REQUIRE_SERVER").as_deref() == Ok("1") => {
+            panic!("SKILLEVAL_REQUIRE_SERVER=1 but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// A llama-server child on loopback, killed when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts the server on the default model with the embedded backend's batch settings: one
+    /// slot, 2048 tokens of context (as `common::backend`), prompts in 256-token batches, the
+    /// full sliding-window cache.
+    fn start(binary: &Path, extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("server.log");
+        let port = free_port();
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let child = Command::new(binary)
+            .args(["-m", common::model_path().to_str().unwrap()])
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args([
+                "-c",
+                "2048",
+                "-np",
+                "1",
+                "-b",
+                "256",
+                "-ub",
+                "256",
+                "--swa-full",
+            ])
+            .args(["-t", &threads.to_string()])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("llama-server starts");
+        Server {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    /// Waits until `/health` answers 200.
+    fn wait_healthy(&mut self) {
+        let started = Instant::now();
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_secs(5))
+            .build();
+        while started.elapsed() < Duration::from_secs(180) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("llama-server exited ({status}):\n{}", self.log_tail());
+            }
+            if let Ok(response) = agent.get(&format!("{}/health", self.url)).call() {
+                if response.status() == 200 {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        panic!("llama-server not healthy after 180 s:\n{}", self.log_tail());
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A short greedy weather run: baseline, variant b.md and the control arm on three samples.
+fn weather_options(output: &Path) -> RunOptions {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pack = Pack::load(root.join("packs/weather").to_str().unwrap()).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.variant = Some(root.join("packs/weather/variants/b.md"));
+    opts.limit = Some(3);
+    opts.repeats = 1;
+    opts.temperature = Some(0.0);
+    opts.output_root = output.to_path_buf();
+    opts
+}
+
+/// Each unit's key and every round's text, in plan order.
+fn rounds(result: &RunResult) -> Vec<(String, Vec<String>)> {
+    result
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                format!("{} {} {}", e.sample_id, e.arm.name(), e.repeat),
+                e.transcript.rounds.iter().map(|r| r.raw.clone()).collect(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
+    let Some(binary) = require_server() else {
+        return;
+    };
+    let mut server = Server::start(&binary, &[]);
+    server.wait_healthy();
+    let out = tempfile::tempdir().unwrap();
+
+    let opts = weather_options(&out.path().join("embedded"));
+    let embedded = runner::run(&mut *common::backend(), &opts).expect("the embedded run");
+
+    let mut backend = OpenAiBackend::connect(&OpenAiOptions::new(&server.url).unwrap())
+        .expect("the server answers");
+    let opts = weather_options(&out.path().join("server"));
+    let served = runner::run(&mut backend, &opts).expect("the run through the server");
+
+    let (ours, theirs) = (rounds(&embedded), rounds(&served));
+    assert_eq!(ours.len(), 9, "three samples × three arms");
+    let identical = ours.iter().zip(&theirs).filter(|(a, b)| a == b).count();
+    eprintln!(
+        "{identical} of {} units identical between the embedded backend and llama-server",
+        ours.len()
+    );
+    for (a, b) in ours.iter().zip(&theirs).filter(|(a, b)| a != b) {
+        eprintln!(
+            "differs: {}\n  embedded: {:?}\n  server:   {:?}",
+            a.0, a.1, b.1
+        );
+    }
+    // The prompt reaches the server as the harness rendered it: same token count (one <bos>,
+    // not two) for every first round.
+    for (a, b) in embedded.entries.iter().zip(&served.entries) {
+        assert_eq!(
+            a.transcript.rounds[0].metrics.prompt_tokens,
+            b.transcript.rounds[0].metrics.prompt_tokens,
+            "{}: prompt tokens",
+            a.sample_id
+        );
+    }
+    // Identical, not merely close: the server has the embedded backend's batch settings and
+    // prefills every prompt afresh (no reuse of the last prompt's cache, whose batches would
+    // differ), so every logit comes from the same sums, though its llama.cpp is another
+    // revision. Measured: 15 of 15 units on five samples.
+    assert_eq!(identical, ours.len(), "every unit identical");
+
+    // Three requests at once on forked handles: the server's one slot takes them in turn, each
+    // prefilled afresh, so the transcripts are still the embedded backend's.
+    let mut opts = weather_options(&out.path().join("server-parallel"));
+    opts.parallel = 3;
+    let parallel = runner::run(&mut backend, &opts).expect("the parallel run through the server");
+    let at_once = rounds(&parallel);
+    let identical = ours.iter().zip(&at_once).filter(|(a, b)| a == b).count();
+    eprintln!(
+        "--parallel 3: {identical} of {} units identical",
+        ours.len()
+    );
+    assert_eq!(
+        identical,
+        ours.len(),
+        "every unit identical at --parallel 3"
+    );
+
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(served.dir.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["backend"]["name"], "openai");
+    assert_eq!(manifest["backend"]["endpoint"], server.url.as_str());
+    assert!(manifest["backend"]["model_name"]
+        .as_str()
+        .is_some_and(|m| m.contains("gemma")));
+    assert!(manifest["model_sha256"].is_null(), "no model file here");
+}
+
+#[test]
+fn the_backend_retries_while_the_server_loads_and_refuses_a_wrong_key() {
+    let Some(binary) = require_server() else {
+        return;
+    };
+    let server = Server::start(&binary, &["--api-key", "test-key"]);
+    // No wait for /health: connection refusals and 503s while the model loads are retried.
+    let mut options = OpenAiOptions::new(&server.url).unwrap();
+    options.api_key = Some("test-key".into());
+    options.retries = 12;
+    options.backoff = Duration::from_millis(250);
+    let backend = OpenAiBackend::connect(&options).unwrap_or_else(|e| {
+        panic!("connects after retries: {e:#}\n{}", server.log_tail());
+    });
+    assert!(backend.info().model_name.is_some());
+
+    options.api_key = Some("wrong-key".into());
+    let started = Instant::now();
+    let error = OpenAiBackend::connect(&options)
+        .err()
+        .expect("a wrong key is refused");
+    let message = format!("{error:#}");
+    assert!(message.contains("HTTP 401"), "{message}");
+    assert!(message.contains("SKILLEVAL_API_KEY"), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a 401 is not retried"
+    );
+}
+
+#[test]
+fn an_endpoint_where_nothing_listens_is_one_line_after_the_retries() {
+    let mut options = OpenAiOptions::new(&format!("http://127.0.0.1:{}", free_port())).unwrap();
+    options.retries = 2;
+    options.backoff = Duration::from_millis(10);
+    let error = OpenAiBackend::connect(&options)
+        .err()
+        .expect("nothing listens");
+    let message = format!("{error:#}");
+    assert!(message.contains("/v1/models"), "{message}");
+    assert!(message.contains("after 3 tries"), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+}
+
+/// The binary's exit code and stderr for `run` on the weather pack with `extra` flags.
+fn run_command(extra: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["run", "--pack", "weather"])
+        .args(extra)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn backend_flags_that_do_not_fit_are_one_line_before_anything_loads() {
+    let (code, stderr) = run_command(&["--backend", "openai"]);
+    assert_eq!(code, 1);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--backend openai: give the server's URL with --endpoint"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run_command(&["--endpoint", "http://127.0.0.1:9"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--endpoint: only with --backend openai"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run_command(&["--backend", "openai", "--endpoint", "127.0.0.1:8080"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("give the server's URL, e.g. http://"),
+        "{stderr}"
+    );
+}
