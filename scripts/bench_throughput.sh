@@ -1,74 +1,121 @@
 #!/usr/bin/env bash
-# Throughput of `skilleval run` on the weather pack: one sample at a time with no prefix reuse,
-# one at a time with it, and the batched scheduler at the default --parallel (or $PARALLEL);
-# the ratios; how many transcripts differ between one-at-a-time and batched; and a bare batched
-# decode loop (no harness, same model, same batch size) as the reference the engine is held to.
-# Figures are only meaningful on an otherwise idle machine: check `top` first.
+# Throughput of the batched engine, side by side with llama.cpp's own batched benchmark, in one
+# run on one machine. Figures are only comparable on an otherwise idle machine: check `top`.
 #
-#   scripts/bench_throughput.sh                 # 24 samples × 2 arms × 1 repeat
-#   LIMIT=48 REPEATS=2 PARALLEL=16 scripts/bench_throughput.sh
+#   bash scripts/bench_throughput.sh              # the README's command at 1 repeat
+#   REPEATS=6 bash scripts/bench_throughput.sh    # the README's command as it stands
+#
+# It prints
+#   (a) llama-batched-bench (llama.cpp's tools/batched-bench, built by
+#       scripts/build_llama_tools.sh) at the run's context and 1, 8 and 16 sequences;
+#   (b) the engine's bare decode loop (no harness) at 1 and 16 sequences;
+#   (c) the README's command at --parallel 1 --no-prefix-cache, at --parallel 1 and at the
+#       default --parallel, each with its tokens and seconds in prompt and generate work;
+# then the ratios that docs/throughput.md holds the engine to, and how many transcripts differ
+# between --parallel 1 and the default.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-LIMIT="${LIMIT:-24}"
 REPEATS="${REPEATS:-1}"
-PARALLEL="${PARALLEL:-}"
-PACK="${PACK:-weather}"
+CATEGORIES="${CATEGORIES:-city_country,plain_city,not_weather}"
 VARIANT="${VARIANT:-packs/weather/variants/b.md}"
+CTX="${CTX:-4096}"
 command -v jq >/dev/null || { echo "bench_throughput: needs jq (apt-get install jq)" >&2; exit 2; }
 
 cargo build --release --quiet
-out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+tools="$(bash scripts/build_llama_tools.sh)"
+# Run folders and the llama.cpp table stay here for a second look; the next run replaces them.
+out="target/bench_throughput"
+rm -rf "$out"
+mkdir -p "$out"
 
-# Runs the pack into $out/$1 with the remaining arguments and prints the run folder.
+# Runs the README's command into $out/$1 with the remaining arguments; prints the run folder.
 run() {
   local dir="$out/$1"
   shift
-  ./target/release/skilleval run --pack "$PACK" --variant "$VARIANT" --limit "$LIMIT" \
-    --repeats "$REPEATS" --output "$dir" --json "$@" >/dev/null
+  ./target/release/skilleval run --pack weather --variant "$VARIANT" --category "$CATEGORIES" \
+    --repeats "$REPEATS" --ctx "$CTX" --output "$dir" --json "$@" >/dev/null
   echo "$dir/$(ls "$dir")"
 }
 
-profile_line() {
-  jq -r '"\(.units) units in \(.wall_secs*10|round/10)s: \(.samples_per_sec*100|round/100) samples/s, prefill \(.prefill_tokens_per_sec|round) tok/s, decode \(.decode_tokens_per_sec|round) tok/s, prefix cache \(.prefix_hits)/\(.generations), peak \((.peak_memory_bytes // 0)/1048576|round) MiB"' "$1/profile.json"
+# tokens, seconds and tokens/s of one kind of work in a run's profile.json.
+row() {
+  jq -r --arg name "$2" "$3"' | "\($name)|\(.[0])|\(.[1]*10|round/10)|\(if .[1] > 0 then .[0]/.[1] | round else 0 end)"' \
+    "$1/profile.json"
 }
+one_sequence_rows() {
+  row "$1" "$2, prefill" '[.prompt_tokens - .cached_prompt_tokens, .prefill_secs]'
+  row "$1" "$2, decode" '[.generated_tokens, .decode_secs]'
+}
+engine_rows() {
+  row "$1" "$2, prompt calls" '[.engine.prefill_call_tokens, .engine.prefill_secs]'
+  row "$1" "$2, generate calls" '[.engine.decode_only_tokens, .engine.decode_secs]'
+}
+rate() { jq -r "$2 as \$r | \$r[0] / \$r[1]" "$1/profile.json"; }
 
-# The engine's own rates: generated tokens/s in calls that only generate, and every computed
-# token (prompt and generated) per second of wall time.
-engine_line() {
-  jq -r '.engine | "engine: decode-only calls \(.decode_only_tokens / .decode_secs | round) tok/s, all computed tokens \(.batched_tokens) in \($wall|round)s = \(.batched_tokens / $wall | round) tok/s"' \
-    --argjson wall "$(jq .wall_secs "$1/profile.json")" "$1/profile.json"
-}
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') · $(nproc) cores"
+echo "workload: weather, $CATEGORIES, $VARIANT, $REPEATS repeat(s), --ctx $CTX per sequence"
 
-ratio() {
-  jq -rn --slurpfile a "$1/profile.json" --slurpfile b "$2/profile.json" \
-    '$b[0].samples_per_sec / $a[0].samples_per_sec * 100 | round / 100'
+scratch="$(run scratch --parallel 1 --no-prefix-cache)"
+sequential="$(run sequential --parallel 1)"
+batched="$(run batched)"
+parallel="$(jq -r .parallel "$batched/profile.json")"
+model="$(jq -r .backend.model_path "$batched/manifest.json")"
+# The context the run's prompts sit at: their mean length.
+context="$(jq -r '.prompt_tokens / .generations | round' "$batched/profile.json")"
+
+echo
+echo "(a) llama-batched-bench, prompt $context tokens, 32 generated, 1/8/$parallel sequences"
+"$tools/llama-batched-bench" -m "$model" -c $((parallel * CTX)) -b 2048 -ub 512 \
+  -npp "$context" -ntg 32 -npl "1,8,$parallel" -t "$(nproc)" 2>/dev/null | tee "$out/llama-batched-bench.txt" |
+  grep -E '^\|'
+# The table's columns: PP TG B N_KV T_PP S_PP T_TG S_TG T S.
+llama_tg="$(awk -F'|' -v b="$parallel" '$4+0 == b { gsub(/ /, "", $9); print $9 }' "$out/llama-batched-bench.txt")"
+llama_pp1="$(awk -F'|' '$4+0 == 1 { gsub(/ /, "", $7); print $7 }' "$out/llama-batched-bench.txt")"
+
+echo
+echo "(b) the engine's bare decode loop, prompt $context tokens"
+bare_rate() {
+  BENCH_SEQUENCES="$1" BENCH_CTX="$CTX" BENCH_PROMPT_TOKENS="$context" \
+    cargo test --release --quiet --test scheduler_bench -- --ignored --nocapture 2>/dev/null |
+    sed -n 's/^bare batched decode: .*: \([0-9.]*\) tokens\/s$/\1/p'
 }
+bare1="$(bare_rate 1)"
+bare="$(bare_rate "$parallel")"
+echo "1 sequence: $bare1 tokens/s · $parallel sequences: $bare tokens/s"
+
+echo
+echo "(c) the README's command"
+{
+  echo "run|tokens|seconds|tokens/s"
+  one_sequence_rows "$scratch" "--parallel 1 --no-prefix-cache"
+  one_sequence_rows "$sequential" "--parallel 1"
+  engine_rows "$batched" "--parallel $parallel"
+} | column -t -s '|'
+for dir in "$scratch" "$sequential" "$batched"; do
+  jq -r '"\(.parallel) sequences: \(.units) units in \(.wall_secs*10|round/10) s"' "$dir/profile.json"
+done
+jq -r '.engine | "fillers \(.filler_tokens) · stream copies \(.stream_copies) · decode calls \(.decode_calls)"' \
+  "$batched/profile.json"
+
+prefill1="$(rate "$sequential" '[.prompt_tokens - .cached_prompt_tokens, .prefill_secs]')"
+prompt_calls="$(rate "$batched" '[.engine.prefill_call_tokens, .engine.prefill_secs]')"
+generate_calls="$(rate "$batched" '[.engine.decode_only_tokens, .engine.decode_secs]')"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
+
+echo
+echo "ratios (targets in docs/throughput.md)"
+echo "prompt calls at $parallel / one-sequence prefill:      $(ratio "$prompt_calls" "$prefill1")  (target >= 0.90)"
+echo "generate calls at $parallel / bare loop at $parallel:         $(ratio "$generate_calls" "$bare")  (target >= 0.95)"
+echo "generate calls at $parallel / llama-batched-bench S_TG:   $(ratio "$generate_calls" "$llama_tg")  (target >= 0.90)"
+echo "bare loop at 1 / llama-batched-bench S_TG at 1:      $(ratio "$bare1" "$(awk -F'|' '$4+0 == 1 { gsub(/ /, "", $9); print $9 }' "$out/llama-batched-bench.txt")")"
+echo "one-sequence prefill / llama-batched-bench S_PP at 1: $(ratio "$prefill1" "$llama_pp1")"
+echo "units/s at $parallel / at 1: $(ratio "$(jq .samples_per_sec "$batched/profile.json")" "$(jq .samples_per_sec "$sequential/profile.json")")"
 
 # One line per unit: its key and the raw text of every round.
 transcripts() {
   jq -c '[.sample_id, .arm, .repeat, [.transcript.rounds[].raw]]' "$1/journal.jsonl" | sort
 }
-
-echo "pack $PACK · $LIMIT samples × 2 arms × $REPEATS repeat(s) · $(nproc) cores"
-scratch="$(run scratch --parallel 1 --no-prefix-cache)"
-echo "--parallel 1, no prefix cache: $(profile_line "$scratch")"
-sequential="$(run sequential --parallel 1)"
-echo "--parallel 1:                  $(profile_line "$sequential")"
-batched="$(run batched ${PARALLEL:+--parallel "$PARALLEL"})"
-parallel="$(jq -r .parallel "$batched/profile.json")"
-echo "--parallel $parallel (default):     $(profile_line "$batched")"
-echo "  $(engine_line "$batched")"
-echo "speed-up over --parallel 1, no prefix cache: $(ratio "$scratch" "$batched")×"
-echo "speed-up over --parallel 1:                  $(ratio "$sequential" "$batched")×"
-
 units="$(transcripts "$sequential" | wc -l)"
 differ="$(diff <(transcripts "$sequential") <(transcripts "$batched") | grep -c '^<' || true)"
 echo "transcripts differing between --parallel 1 and $parallel: $differ of $units units"
-
-for sequences in 1 "$parallel"; do
-  BENCH_SEQUENCES="$sequences" BENCH_CTX=4096 BENCH_PROMPT_TOKENS=900 \
-    cargo test --release --quiet --test scheduler_bench -- --ignored --nocapture 2>/dev/null \
-    | grep '^bare batched decode' | sed 's/^/reference: /'
-done
