@@ -4,9 +4,9 @@
 //! A dedicated thread owns the context and serves every client. Decode calls take turns: one
 //! carries a token for every sequence that is generating, the next the prompt chunks of
 //! sequences still prefilling, so a new request joins the batch without waiting for the others
-//! to end. A new prompt starts from the longest cached prefix held by any sequence: in a unified
-//! KV cache, copying a sequence's prefix to another only tags the same cells, so the shared
-//! system prompt and worked examples are computed once.
+//! to end. A new prompt starts from the longest cached prefix held by any sequence, copied from
+//! that sequence's KV stream, so the shared system prompt and worked examples are computed once.
+//! Each sequence has a stream of its own, so attention spans only its own context (decision 010).
 //!
 //! Determinism: a request's tokens depend on its prompt and seed, and on the floating-point
 //! result of the batches it was computed in, so outputs can differ from a one-sequence backend's

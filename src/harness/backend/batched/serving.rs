@@ -378,9 +378,9 @@ impl Engine {
         let active = || order.iter().filter_map(|&i| self.slots[i].active.as_ref());
         let generating = active().any(|a| a.pending.is_some());
         let prefilling = active().any(|a| a.next < a.tokens.len());
-        // Prompt tokens and generated tokens go in separate calls, taking turns. In one call,
-        // llama.cpp's tiled attention would compute each 64-row block that holds tokens of
-        // several sequences against every cell of the pool.
+        // Prompt tokens and generated tokens go in separate calls, taking turns (decision 006).
+        // With a stream per sequence llama.cpp splits a mixed call anyway, into equal shares of
+        // tokens per sequence: one token of each first, then the rest of the prompts.
         let prefill_call = prefilling && (!generating || !self.last_call_prefilled);
         self.last_call_prefilled = prefill_call;
         for &i in &order {
