@@ -150,15 +150,17 @@ fn decode_list(source: &str) -> Result<Vec<(DecodedCall, Range<usize>)>, String>
         .collect()
 }
 
+/// The one call `text` decodes to, for the tests of this folder's modules.
+#[cfg(test)]
+fn one(text: &str) -> DecodedCall {
+    let mut calls = decode(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    assert_eq!(calls.len(), 1, "{text}");
+    calls.remove(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn one(text: &str) -> DecodedCall {
-        let mut calls = decode(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert_eq!(calls.len(), 1, "{text}");
-        calls.remove(0)
-    }
 
     #[test]
     fn keeps_python_types_apart() {

@@ -285,13 +285,7 @@ fn join_unparsed(items: &[Expr]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{decode, DecodedCall, PyValue};
-
-    fn one(text: &str) -> DecodedCall {
-        let mut calls = decode(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert_eq!(calls.len(), 1, "{text}");
-        calls.remove(0)
-    }
+    use super::super::{decode, one, PyValue};
 
     #[test]
     fn unary_operators_all_negate_like_bfcl() {
