@@ -69,9 +69,14 @@ echo "(a) llama-batched-bench, prompt $context tokens, 32 generated, 1/8/$parall
 "$tools/llama-batched-bench" -m "$model" -c $((parallel * CTX)) -b 2048 -ub 512 \
   -npp "$context" -ntg 32 -npl "1,8,$parallel" -t "$(nproc)" 2>/dev/null | tee "$out/llama-batched-bench.txt" |
   grep -E '^\|'
-# The table's columns: PP TG B N_KV T_PP S_PP T_TG S_TG T S.
-llama_tg="$(awk -F'|' -v b="$parallel" '$4+0 == b { gsub(/ /, "", $9); print $9 }' "$out/llama-batched-bench.txt")"
-llama_pp1="$(awk -F'|' '$4+0 == 1 { gsub(/ /, "", $7); print $7 }' "$out/llama-batched-bench.txt")"
+# One figure of llama-batched-bench's table: the row of $1 sequences, column $2 (the columns are
+# PP TG B N_KV T_PP S_PP T_TG S_TG T S, and awk counts the leading "|" as field 1).
+llama_figure() {
+  awk -F'|' -v b="$1" -v col="$2" '$4+0 == b { gsub(/ /, "", $col); print $col }' "$out/llama-batched-bench.txt"
+}
+llama_tg="$(llama_figure "$parallel" 9)"
+llama_tg1="$(llama_figure 1 9)"
+llama_pp1="$(llama_figure 1 7)"
 
 echo
 echo "(b) the engine's bare decode loop, prompt $context tokens"
@@ -108,7 +113,7 @@ echo "ratios (targets in docs/throughput.md)"
 echo "prompt calls at $parallel / one-sequence prefill:      $(ratio "$prompt_calls" "$prefill1")  (target >= 0.90)"
 echo "generate calls at $parallel / bare loop at $parallel:         $(ratio "$generate_calls" "$bare")  (target >= 0.95)"
 echo "generate calls at $parallel / llama-batched-bench S_TG:   $(ratio "$generate_calls" "$llama_tg")  (target >= 0.90)"
-echo "bare loop at 1 / llama-batched-bench S_TG at 1:      $(ratio "$bare1" "$(awk -F'|' '$4+0 == 1 { gsub(/ /, "", $9); print $9 }' "$out/llama-batched-bench.txt")")"
+echo "bare loop at 1 / llama-batched-bench S_TG at 1:      $(ratio "$bare1" "$llama_tg1")"
 echo "one-sequence prefill / llama-batched-bench S_PP at 1: $(ratio "$prefill1" "$llama_pp1")"
 echo "units/s at $parallel / at 1: $(ratio "$(jq .samples_per_sec "$batched/profile.json")" "$(jq .samples_per_sec "$sequential/profile.json")")"
 
