@@ -79,11 +79,8 @@ impl Loop<'_, '_> {
     /// loaded, and those a loaded skill grants in its front matter.
     fn visible_tools(&self) -> Vec<&ToolDef> {
         let skills = self.request.skills;
-        let granted_by = |skill: &str, tool: &str| {
-            skills
-                .get(skill)
-                .is_some_and(|s| s.meta.tools.iter().any(|t| t == tool))
-        };
+        let granted_by =
+            |skill: &str, tool: &str| skills.get(skill).is_some_and(|s| s.meta.grants(tool));
         self.request
             .tools
             .all()

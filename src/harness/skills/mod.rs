@@ -10,18 +10,76 @@ use serde::{Deserialize, Serialize};
 
 use super::examples::{self, Exchange};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+pub mod lint;
+
+/// Front matter in the Agent Skills format (`name`, `description`, `license`, `compatibility`,
+/// `metadata`, `allowed-tools`), plus skilleval's own `version`, `tags` and `tools`. Any other
+/// key is kept as it was written, so that a skill made for another client still loads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillMeta {
     pub name: String,
     pub description: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<BTreeMap<String, serde_yaml::Value>>,
+    /// Agent Skills' space-separated list of tools the skill may use; each one it names is
+    /// granted once the skill is loaded (`Bash(git:*)` names `Bash`).
+    #[serde(
+        default,
+        rename = "allowed-tools",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub allowed_tools: Option<serde_yaml::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    /// Tools this skill grants once loaded.
-    #[serde(default)]
+    /// Tools this skill grants once loaded (skilleval's older key; `allowed-tools` is the
+    /// format's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<String>,
+    /// Keys neither the format nor skilleval defines, kept as written.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_yaml::Value>,
+}
+
+impl Eq for SkillMeta {}
+
+impl SkillMeta {
+    /// Every tool this skill grants once loaded: `tools` and the names in `allowed-tools`.
+    pub fn granted_tools(&self) -> Vec<String> {
+        let mut granted = self.tools.clone();
+        for entry in allowed_tool_entries(self.allowed_tools.as_ref()) {
+            let name = entry.split('(').next().unwrap_or(&entry).trim().to_string();
+            if !name.is_empty() && !granted.contains(&name) {
+                granted.push(name);
+            }
+        }
+        granted
+    }
+
+    /// Whether loading this skill grants `tool`.
+    pub fn grants(&self, tool: &str) -> bool {
+        self.granted_tools().iter().any(|t| t == tool)
+    }
+}
+
+/// The entries of `allowed-tools`: the format's space-separated string, or a YAML list, which
+/// some clients write.
+pub fn allowed_tool_entries(value: Option<&serde_yaml::Value>) -> Vec<String> {
+    match value {
+        Some(serde_yaml::Value::String(text)) => {
+            text.split_whitespace().map(str::to_owned).collect()
+        }
+        Some(serde_yaml::Value::Sequence(items)) => items
+            .iter()
+            .filter_map(|item| item.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,20 +150,7 @@ impl Skill {
 /// Splits `SKILL.md` text into its front matter and body. Errors name the file and the field.
 pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, String)> {
     let shown = source.display();
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-        .ok_or_else(|| {
-            anyhow!("{shown}: no front matter (the file must start with a line `---`)")
-        })?;
-    let end = rest
-        .find("\n---")
-        .ok_or_else(|| anyhow!("{shown}: front matter is not closed by a line `---`"))?;
-    let yaml = &rest[..end];
-    let body = rest[end + 4..]
-        .trim_start_matches(['-', '\r'])
-        .trim_start_matches('\n');
+    let (yaml, body) = split_front_matter(text).map_err(|e| anyhow!("{shown}: {e}"))?;
     let meta: SkillMeta = serde_yaml::from_str(yaml).map_err(|e| {
         // The YAML starts on the file's second line, after `---`.
         let message = e.to_string();
@@ -131,6 +176,22 @@ pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, S
     }
     let body = checked_body(body, source)?;
     Ok((meta, body))
+}
+
+/// `SKILL.md` text as its front matter's YAML and the body after the closing `---`.
+pub fn split_front_matter(text: &str) -> Result<(&str, &str), &'static str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or("no front matter (the file must start with a line `---`)")?;
+    let end = rest
+        .find("\n---")
+        .ok_or("front matter is not closed by a line `---`")?;
+    let body = rest[end + 4..]
+        .trim_start_matches(['-', '\r'])
+        .trim_start_matches('\n');
+    Ok((&rest[..end], body))
 }
 
 /// Whether `SKILL.md` text opens with front matter: a line `---` followed by a `key:` line. A

@@ -1,0 +1,47 @@
+//! `skilleval lint`: a skills folder against the Agent Skills format, every finding with its
+//! file and line.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::harness::skills::lint;
+
+pub const EXAMPLES: &str = "Examples:
+  skilleval lint packs/weather/skills
+  skilleval lint ../my-skills/pdf-tools          # one skill's folder
+  skilleval lint ../my-skills --strict           # warnings fail too";
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// A skills folder (one SKILL.md per subfolder), or one skill's folder
+    pub skills_dir: PathBuf,
+    /// Exit 1 on warnings too (fields the format does not define, an empty or long body)
+    #[arg(long)]
+    pub strict: bool,
+}
+
+pub fn run(args: LintArgs) -> anyhow::Result<u8> {
+    let report = lint::lint_path(&args.skills_dir)?;
+    for finding in &report.findings {
+        println!("{finding}");
+    }
+    let (errors, warnings) = (report.errors(), report.warnings());
+    println!(
+        "lint: {} skill{}, {errors} error{}, {warnings} warning{}",
+        report.skills,
+        plural(report.skills),
+        plural(errors),
+        plural(warnings)
+    );
+    let failed = errors > 0 || (args.strict && warnings > 0);
+    Ok(u8::from(failed))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
