@@ -17,7 +17,7 @@ use skilleval::eval::stats::{self, Arm, Outcome, Summary, Verdict};
 use skilleval::harness::template::Family;
 
 use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, lines, mini_pack_dir, script, script_for};
+use runner_support::{call, lines, mini_pack_dir, reading_of, script, script_for};
 
 const TOOL: &str = "station_reading";
 
@@ -43,30 +43,6 @@ fn diligent(sample: &Sample, _arm: Arm) -> Vec<String> {
         ],
         None => vec!["Glad to help. Have a good day!".into()],
     }
-}
-
-/// The temperature recorded for a station, or a stand-in for a station with no recording.
-fn reading_of(station: &str) -> String {
-    let dir = mini_pack_dir().join("fixtures/station_reading");
-    let wanted = fold(station);
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let fixture: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(entry.path()).unwrap()).unwrap();
-        if fold(fixture["arguments"]["station"].as_str().unwrap()) == wanted {
-            let body = fixture["body"].as_str().unwrap();
-            let degrees = body.split(':').nth(1).unwrap().trim();
-            return degrees.split(',').next().unwrap().to_string();
-        }
-    }
-    "no reading".into()
-}
-
-fn fold(text: &str) -> String {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// The variant arm answers `lookup-uccle` without asking the station; otherwise diligent.

@@ -9,7 +9,8 @@
 
 use skilleval::eval::stats::method::Rng;
 use skilleval::eval::stats::{
-    compare_with_power, Arm, Comparison, Outcome, Powers, Row, Verdict, POWER,
+    compare, compare_many, compare_with_power, Arm, Comparison, Outcome, Powers, Row, Verdict,
+    POWER,
 };
 
 const CATEGORY_SIZES: [usize; 10] = [15, 15, 15, 15, 14, 14, 14, 14, 14, 14];
@@ -289,4 +290,70 @@ fn simulated_and_formula_mde_by_row_size() {
             );
         }
     }
+}
+
+/// A run with `variants` variant arms and no effect anywhere: every arm of a sample shares its
+/// pass probability.
+fn null_run_with_variants(rng: &mut Rng, variants: usize) -> Vec<Outcome> {
+    let mut outcomes = Vec::new();
+    for (c, &size) in CATEGORY_SIZES.iter().enumerate() {
+        for s in 0..size {
+            let p = pass_probability(rng);
+            for repeat in 0..REPEATS {
+                for arm in std::iter::once(Arm::Baseline).chain((0..variants).map(Arm::variant)) {
+                    outcomes.push(Outcome {
+                        sample_id: format!("c{c}-{s}"),
+                        category: category_name(c),
+                        arm,
+                        repeat,
+                        passed: rng.unit() < p,
+                        failed_laws: Vec::new(),
+                        applied_laws: Vec::new(),
+                        gapped: false,
+                        errored: false,
+                    });
+                }
+            }
+        }
+    }
+    outcomes
+}
+
+#[test]
+fn several_variants_face_one_correction_across_all_their_categories() {
+    // Holm over every variant and category: with four variants and no effect, at most 5% of
+    // runs call any category of any variant; every row faces α over all 40; and no row's
+    // adjusted p is below what the same variant's comparison alone would give.
+    const VARIANTS: usize = 4;
+    let runs = 100;
+    let mut rng = Rng::new(20_261_201);
+    let treatments: Vec<Arm> = (0..VARIANTS).map(Arm::variant).collect();
+    let names: Vec<String> = treatments.iter().map(|a| a.name().to_string()).collect();
+    let (mut called, mut stricter) = (0, 0);
+    for _ in 0..runs {
+        let outcomes = null_run_with_variants(&mut rng, VARIANTS);
+        let joint = compare_many(&outcomes, &names, Arm::Baseline, &treatments).unwrap();
+        if joint
+            .iter()
+            .any(|(c, _)| c.categories.iter().chain([&c.total]).any(Row::changed))
+        {
+            called += 1;
+        }
+        for ((comparison, _), &arm) in joint.iter().zip(&treatments) {
+            let alone = compare(&outcomes, arm.name(), Arm::Baseline, arm).unwrap();
+            for (row, own) in comparison.categories.iter().zip(&alone.categories) {
+                assert_eq!(row.p_value, own.p_value, "the raw test is the same");
+                assert!(row.p_adjusted >= own.p_adjusted - 1e-12, "{}", row.name);
+                assert!((row.level - 0.05 / (VARIANTS * 10) as f64).abs() < 1e-12);
+                if row.p_adjusted > own.p_adjusted + 1e-12 {
+                    stricter += 1;
+                }
+            }
+            assert!((comparison.total.level - 0.05 / VARIANTS as f64).abs() < 1e-12);
+        }
+    }
+    let rate = called as f64 / runs as f64;
+    eprintln!("{VARIANTS} variants, no effect: {called} of {runs} runs called something ({rate:.3}); {stricter} rows adjusted more strictly than alone");
+    assert!(rate <= 0.05, "false verdicts in {rate} of runs");
+    assert!(stricter > 0, "the family spans the variants");
 }

@@ -11,9 +11,11 @@ mod check;
 mod compare;
 mod doctor;
 mod generate;
+mod lint;
 mod merge;
 mod report;
 mod run;
+mod stamp;
 
 pub use args::{default_parallel, BackendArgs, BackendKind, ModelArgs, ParallelArgs, RecordWhat};
 pub use bench::{BenchArgs, BenchCommand, BenchRunArgs, BenchScoreArgs};
@@ -63,6 +65,14 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Check the model, the llama.cpp build, the threads and every pack; exit 1 on a problem
     Doctor(doctor::DoctorArgs),
+    /// Write a run's per-category scores into the winning wording's front matter (as YAML
+    /// comments the model never sees) and bump its `version:`
+    #[command(after_long_help = stamp::EXAMPLES)]
+    Stamp(stamp::StampArgs),
+    /// Check a skills folder against the Agent Skills format: every violation with its file and
+    /// line; exit 1 on any
+    #[command(after_long_help = lint::EXAMPLES)]
+    Lint(lint::LintArgs),
     /// Put the shard runs of one split run (`run --shard I/N`) together into one run folder
     #[command(after_long_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
@@ -79,5 +89,7 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Compare(args) => compare::run(args),
         Command::Bench(args) => bench::dispatch(*args),
         Command::Merge(args) => merge::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Stamp(args) => stamp::run(args),
     }
 }

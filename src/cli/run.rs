@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::args::{record_mode, BackendArgs, ModelArgs, ParallelArgs, RecordWhat};
 use crate::eval::pack::Pack;
+use crate::eval::reuse::BaselineSource;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::shard::Shard;
 use crate::eval::{report, stats};
@@ -17,7 +18,9 @@ pub const EXIT_WORSE: u8 = 3;
 pub const EXAMPLES: &str = "Examples:
   skilleval run --pack weather --variant b.md --fail-on worse --junit results.xml
   skilleval run --pack weather --variant b.md --backend openai --endpoint http://127.0.0.1:8080 --parallel 4
-  skilleval run --pack weather --variant b.md --shard 2/3   # this machine's third; then `merge`";
+  skilleval run --pack weather --variant b.md --shard 2/3   # this machine's third; then `merge`
+  skilleval run --pack weather --variant b.md --variant c.md  # two wordings, one baseline
+  skilleval run --pack weather --variant packs/weather/variants  # every .md in the folder";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
@@ -30,9 +33,10 @@ pub struct RunArgs {
     /// Pack name (packs/<name>) or path to a pack folder or pack.toml
     #[arg(long)]
     pub pack: String,
-    /// A SKILL.md (or a body alone) laid over the skill under test
+    /// A SKILL.md (or a body alone) laid over the skill under test; repeat it, or name a
+    /// folder of .md files, to compare several wordings with one baseline in one run
     #[arg(long)]
-    pub variant: Option<PathBuf>,
+    pub variant: Vec<PathBuf>,
     /// Baseline skills tree instead of the pack's own
     #[arg(long)]
     pub skills_dir: Option<PathBuf>,
@@ -72,6 +76,14 @@ pub struct RunArgs {
     /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
     #[arg(long)]
     pub no_control: bool,
+    /// Take the baseline (and control) arms from this earlier run instead of running them; it
+    /// must have the same model, build, pack, skills, corpus, fixtures, seed, sampling and
+    /// --parallel (by default the newest such run under --output is taken when there is one)
+    #[arg(long, value_name = "RUN_ID", conflicts_with = "no_cache")]
+    pub baseline_from: Option<String>,
+    /// Run the baseline anew even when an earlier run with the same inputs holds one
+    #[arg(long)]
+    pub no_cache: bool,
     /// Continue an interrupted run from its journal
     #[arg(long)]
     pub resume: Option<String>,
@@ -107,7 +119,9 @@ impl RunArgs {
             pack.chat_format = None;
         }
         let mut opts = RunOptions::new(pack);
-        opts.variant = self.variant;
+        let mut variants = variant_files(&self.variant)?.into_iter();
+        opts.variant = variants.next();
+        opts.more_variants = variants.collect();
         opts.skills_dir = self.skills_dir;
         opts.corpus = self.corpus;
         opts.repeats = self.repeats;
@@ -124,6 +138,11 @@ impl RunArgs {
         opts.control = !self.no_control;
         opts.parallel = self.parallel.resolve();
         opts.shard = self.shard;
+        opts.baseline_source = match (self.baseline_from, self.no_cache) {
+            (Some(run), _) => BaselineSource::Run(run),
+            (None, true) => BaselineSource::Off,
+            (None, false) => BaselineSource::Cache,
+        };
         Ok(opts)
     }
 }
@@ -150,6 +169,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     } else {
         println!("{}", report::table(&result.summary));
         println!("{}", profile.line());
+        if let Some(earlier) = &prepared_baseline_note(&result) {
+            println!("{earlier}");
+        }
         println!("run {} → {}", result.run_id, result.dir.display());
     }
     if profile_asked {
@@ -172,4 +194,36 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     } else {
         0
     })
+}
+
+/// Says where the baseline came from when the run copied it from an earlier run.
+fn prepared_baseline_note(result: &runner::RunResult) -> Option<String> {
+    result.baseline_from.as_ref().map(|earlier| {
+        format!(
+            "baseline and control taken from run {earlier} (same model, build, pack, skills, corpus, seed and settings; --no-cache runs them anew)"
+        )
+    })
+}
+
+/// The variant files `--variant` names, in order: a folder stands for its `.md` files by name.
+fn variant_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in given {
+        if !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let mut in_folder: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| anyhow::anyhow!("--variant {}: cannot read folder: {e}", path.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        if in_folder.is_empty() {
+            anyhow::bail!("--variant {}: the folder holds no .md file", path.display());
+        }
+        in_folder.sort();
+        files.extend(in_folder);
+    }
+    Ok(files)
 }

@@ -87,7 +87,13 @@ impl Journal {
     }
 
     pub fn append(&mut self, entry: &JournalEntry) -> anyhow::Result<()> {
-        let mut line = serde_json::to_string(entry)?;
+        self.append_line(&serde_json::to_string(entry)?)
+    }
+
+    /// Appends one entry's line as another journal wrote it, so that a copied entry stays
+    /// byte for byte what it was.
+    pub fn append_line(&mut self, line: &str) -> anyhow::Result<()> {
+        let mut line = line.trim_end_matches(['\n', '\r']).to_string();
         line.push('\n');
         self.file
             .write_all(line.as_bytes())

@@ -30,6 +30,9 @@ pub struct Manifest {
     pub variant: Option<String>,
     pub baseline_body_sha256: String,
     pub variant_body_sha256: String,
+    /// The second and further variants of a run that compares several (arms `variant2`…).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_variants: Vec<VariantRecord>,
     /// Whether the control arm (the skill with an empty body) ran.
     #[serde(default)]
     pub control: bool,
@@ -60,6 +63,17 @@ pub struct Manifest {
     /// The shard runs a `merge` put together, in shard order; empty for a run of one process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// The earlier run whose baseline (and control) entries this run copied instead of running
+    /// them again (`--baseline-from`, or the cache of earlier runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_from: Option<String>,
+}
+
+/// One further variant of a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantRecord {
+    pub path: String,
+    pub body_sha256: String,
 }
 
 /// SHA-256 of every file that enters a run: a resumed run must find them unchanged.
@@ -70,6 +84,9 @@ pub struct InputHashes {
     /// Every file of the baseline skills tree, by its path in the tree.
     pub skills: String,
     pub variant: Option<String>,
+    /// The further variants' files, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_variants: Vec<String>,
     pub corpus: String,
     /// Every fixture file of every tool, by folder and name.
     pub fixtures: String,
@@ -80,6 +97,7 @@ impl InputHashes {
         pack: &Pack,
         skills_dir: &Path,
         variant: Option<&Path>,
+        more_variants: &[PathBuf],
         corpus: &Path,
     ) -> anyhow::Result<InputHashes> {
         let file = |path: &Path| {
@@ -100,6 +118,10 @@ impl InputHashes {
             pack: file(&pack.file)?,
             skills: format!("{:x}", skills.finalize()),
             variant: variant.map(file).transpose()?,
+            more_variants: more_variants
+                .iter()
+                .map(|p| file(p))
+                .collect::<anyhow::Result<_>>()?,
             corpus: file(corpus)?,
             fixtures: format!("{:x}", fixtures.finalize()),
         })
@@ -136,6 +158,20 @@ fn one() -> usize {
 }
 
 impl Manifest {
+    /// How the report names each variant, in order: its file name.
+    pub fn variant_labels(&self) -> Vec<String> {
+        self.variant
+            .iter()
+            .chain(self.more_variants.iter().map(|v| &v.path))
+            .map(|p| super::runner::variant_label(Path::new(p)))
+            .collect()
+    }
+
+    /// How many variants the run compared (one for an A/A run).
+    pub fn variant_count(&self) -> usize {
+        1 + self.more_variants.len()
+    }
+
     /// Inputs that differ between a run and the run it resumes. Any difference would mix two
     /// experiments in one journal; the run size (samples, repeats) may change, since units
     /// are keyed by sample and repeat.
@@ -153,6 +189,14 @@ impl Manifest {
             ("pack.toml", input(|h| Some(&h.pack))),
             ("the skills tree", input(|h| Some(&h.skills))),
             ("the variant", input(|h| h.variant.as_ref())),
+            (
+                "the further variants",
+                match (now, then) {
+                    (Some(a), Some(b)) => a.more_variants == b.more_variants,
+                    _ => true,
+                },
+            ),
+            ("more_variants", self.more_variants == earlier.more_variants),
             ("the corpus", input(|h| Some(&h.corpus))),
             // A recording run writes its own fixtures as it goes: they may differ on resume.
             (

@@ -19,7 +19,7 @@ use super::plan;
 use super::report::{self, run_folder};
 use super::runner;
 use super::shard::Shard;
-use super::stats::{self, Summary};
+use super::stats::Summary;
 use crate::exec::run_id::{new_run_id, unused_run_id};
 
 pub struct MergeOptions {
@@ -38,7 +38,13 @@ pub struct MergeResult {
 /// Manifest fields each process fills in for itself: they may differ between the shards of one
 /// run. The model file's path, the thread count and a server's URL differ between machines; the
 /// model's sha256 (or the model name a server reports) does not.
-const PER_PROCESS: [&str; 4] = ["run_id", "started_unix", "shard", "merged_from"];
+const PER_PROCESS: [&str; 5] = [
+    "run_id",
+    "started_unix",
+    "shard",
+    "merged_from",
+    "baseline_from",
+];
 const PER_PROCESS_BACKEND: [&str; 4] = ["load_secs", "model_path", "threads", "endpoint"];
 
 /// One shard run folder, read and checked on its own.
@@ -163,7 +169,7 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
-    let arms = plan::arms(manifest.control);
+    let arms = plan::arms_with_variants(manifest.control, manifest.variant_count());
     let mut by_key: BTreeMap<(u32, usize, usize), JournalEntry> = BTreeMap::new();
     for run in runs {
         let path = run.dir.join(journal::JOURNAL_FILE);
@@ -249,7 +255,7 @@ pub fn merge(opts: &MergeOptions) -> anyhow::Result<MergeResult> {
         journal.append(entry)?;
     }
     drop(journal);
-    let summary = stats::summarize(&journal::outcomes(&entries))?;
+    let summary = run_folder::summary(&manifest, &entries)?;
     runner::write_json(&folder.dir.join("summary.json"), &summary)?;
     std::fs::write(folder.dir.join("summary.csv"), report::csv(&summary)?)?;
     // The reports as `skilleval report` rebuilds them, with the longest shard's time.

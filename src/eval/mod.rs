@@ -12,6 +12,8 @@ pub mod pack;
 pub mod plan;
 pub mod replay;
 pub mod report;
+pub mod reuse;
 pub mod runner;
 pub mod shard;
+pub mod stamp;
 pub mod stats;

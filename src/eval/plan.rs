@@ -16,10 +16,18 @@ pub struct Unit {
 
 /// The arms a run compares, in plan order: control (unless left out), baseline, variant.
 pub fn arms(control: bool) -> Vec<Arm> {
-    let mut arms = vec![Arm::Baseline, Arm::Variant];
+    arms_with_variants(control, 1)
+}
+
+/// The arms of a run with `variants` variants (one for an A/A run): control (unless left out),
+/// baseline, then each variant in the order given.
+pub fn arms_with_variants(control: bool, variants: usize) -> Vec<Arm> {
+    let mut arms = Vec::new();
     if control {
-        arms.insert(0, Arm::Control);
+        arms.push(Arm::Control);
     }
+    arms.push(Arm::Baseline);
+    arms.extend((0..variants.max(1)).map(Arm::variant));
     arms
 }
 

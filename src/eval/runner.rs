@@ -16,6 +16,7 @@ use super::pack::Pack;
 use super::plan::{self, Unit};
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
+use super::reuse::{self, BaselineSource};
 use super::shard::{Shard, ShardRecord};
 use super::stats::{self, Arm, Summary};
 use crate::exec::profile::Profile;
@@ -32,6 +33,8 @@ pub struct RunOptions {
     pub pack: Pack,
     pub skills_dir: Option<PathBuf>,
     pub variant: Option<PathBuf>,
+    /// Further variants, each compared with the same baseline under the same seeds.
+    pub more_variants: Vec<PathBuf>,
     pub corpus: Option<PathBuf>,
     pub repeats: u32,
     pub seed: u64,
@@ -52,6 +55,9 @@ pub struct RunOptions {
     pub control: bool,
     /// Run only this slice of the plan (`--shard I/N`); `merge` puts the slices together.
     pub shard: Option<Shard>,
+    /// Where the baseline may come from: an earlier run with the same inputs, or run anew
+    /// (the default here; the CLI looks in its cache of earlier runs).
+    pub baseline_source: BaselineSource,
 }
 
 impl RunOptions {
@@ -60,6 +66,7 @@ impl RunOptions {
             pack,
             skills_dir: None,
             variant: None,
+            more_variants: Vec::new(),
             corpus: None,
             repeats: 3,
             seed: 0,
@@ -76,12 +83,15 @@ impl RunOptions {
             parallel: 1,
             control: true,
             shard: None,
+            baseline_source: BaselineSource::Off,
         }
     }
 }
 
 pub struct RunResult {
     pub run_id: String,
+    /// The earlier run whose baseline entries were copied, if any.
+    pub baseline_from: Option<String>,
     pub dir: PathBuf,
     pub summary: Summary,
     pub entries: Vec<JournalEntry>,
@@ -96,6 +106,8 @@ pub struct Arms {
     pub control: SkillTree,
     pub baseline: SkillTree,
     pub variant: SkillTree,
+    /// The trees of the second and further variants (arms `variant2`…).
+    pub more: Vec<SkillTree>,
     /// No variant: the baseline against itself.
     pub aa: bool,
 }
@@ -106,7 +118,13 @@ impl Arms {
             Arm::Control => &self.control,
             Arm::Baseline => &self.baseline,
             Arm::Variant => &self.variant,
+            Arm::More(i) => &self.more[usize::from(i)],
         }
+    }
+
+    /// How many variants the run compares (one for an A/A run).
+    pub fn variant_count(&self) -> usize {
+        1 + self.more.len()
     }
 }
 
@@ -132,6 +150,7 @@ pub fn arms(
             control: control_tree(&baseline, &pack.skill)?,
             variant: baseline.clone(),
             baseline,
+            more: Vec::new(),
             aa: true,
         });
     };
@@ -156,14 +175,7 @@ pub fn arms(
             tree
         }
     };
-    let variant = baseline.with_overlay(&pack.skill, &text, path)?;
-    if variant.get(&pack.skill).is_none() {
-        bail!(
-            "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
-            path.display(),
-            pack.skill
-        );
-    }
+    let variant = overlay_variant(pack, &baseline, &text, path)?;
     // The skill's front matter comes from the baseline, or from the variant when it adds the
     // skill.
     let control = match baseline.get(&pack.skill) {
@@ -174,8 +186,76 @@ pub fn arms(
         control,
         baseline,
         variant,
+        more: Vec::new(),
         aa: false,
     })
+}
+
+/// The baseline with one variant's text laid over the skill under test.
+fn overlay_variant(
+    pack: &Pack,
+    baseline: &SkillTree,
+    text: &str,
+    path: &Path,
+) -> anyhow::Result<SkillTree> {
+    let variant = baseline.with_overlay(&pack.skill, text, path)?;
+    if variant.get(&pack.skill).is_none() {
+        bail!(
+            "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
+            path.display(),
+            pack.skill
+        );
+    }
+    Ok(variant)
+}
+
+/// The arms of a run with several variants: [`arms`] for the first, then each further one laid
+/// over the same baseline. Each file may be named once.
+pub fn arms_with_variants(
+    pack: &Pack,
+    skills_dir: Option<&Path>,
+    variant: Option<&Path>,
+    more_variants: &[PathBuf],
+) -> anyhow::Result<Arms> {
+    let mut arms = arms(pack, skills_dir, variant)?;
+    if more_variants.is_empty() {
+        return Ok(arms);
+    }
+    let Some(first) = variant else {
+        bail!("--variant: further variants need a first one");
+    };
+    if 1 + more_variants.len() > stats::MAX_VARIANTS {
+        bail!(
+            "--variant: {} variants given; one run compares at most {}",
+            1 + more_variants.len(),
+            stats::MAX_VARIANTS
+        );
+    }
+    let mut seen = vec![first.to_path_buf()];
+    for path in more_variants {
+        if seen.iter().any(|p| same_file(p, path)) {
+            bail!("--variant {}: named twice", path.display());
+        }
+        seen.push(path.clone());
+        let text = crate::harness::skills::read_variant(path)?;
+        arms.more
+            .push(overlay_variant(pack, &arms.baseline, &text, path)?);
+    }
+    Ok(arms)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// How a run's report names a variant: its file name.
+pub fn variant_label(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
@@ -228,7 +308,12 @@ pub struct Prepared {
 pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     let pack = &opts.pack;
     super::pack::check_sampling_flags(opts.temperature, opts.top_k, opts.top_p)?;
-    let arms = arms(pack, opts.skills_dir.as_deref(), opts.variant.as_deref())?;
+    let arms = arms_with_variants(
+        pack,
+        opts.skills_dir.as_deref(),
+        opts.variant.as_deref(),
+        &opts.more_variants,
+    )?;
     let samples = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
@@ -327,11 +412,27 @@ pub fn run_prepared(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result
 
 fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
     let folder = RunFolder::open(&run.opts)?;
-    let manifest = manifest(run, backend, &folder.run_id)?;
+    let mut manifest = manifest(run, backend, &folder.run_id)?;
+    let reuse = match run.opts.resume {
+        Some(_) => None,
+        None => reuse::find(&run.opts.output_root, &manifest, &run.opts.baseline_source)?,
+    };
+    manifest.baseline_from = reuse.as_ref().map(|r| r.run_id.clone());
     folder.write_manifest(&manifest, run.opts.resume.is_some())?;
     let mut entries = folder.journaled;
-    let units = plan_units(run, &entries);
     let mut journal = Journal::open(&folder.journal_path)?;
+    if let Some(reuse) = &reuse {
+        let sample_of = |i: usize| {
+            let sample = &run.samples[i];
+            (sample.id.clone(), sample.category.clone())
+        };
+        let copied = reuse::entries_for(reuse, &plan_units(run, &entries), &sample_of)?;
+        for (entry, line) in copied {
+            journal.append_line(&line)?;
+            entries.push(entry);
+        }
+    }
+    let units = plan_units(run, &entries);
     let mut profile = Profile::new(run.opts.parallel.max(1));
     profile.model_load_secs = manifest.backend.load_secs;
     let started = Instant::now();
@@ -352,6 +453,7 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
     let summary = summarize(run, &mut entries, &folder.dir, &manifest, &profile)?;
     Ok(RunResult {
         run_id: folder.run_id,
+        baseline_from: manifest.baseline_from.clone(),
         dir: folder.dir,
         summary,
         entries,
@@ -445,6 +547,15 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
         variant: opts.variant.as_ref().map(|p| p.display().to_string()),
         baseline_body_sha256: body(&arms.baseline),
         variant_body_sha256: body(&arms.variant),
+        more_variants: opts
+            .more_variants
+            .iter()
+            .zip(&arms.more)
+            .map(|(path, tree)| manifest::VariantRecord {
+                path: path.display().to_string(),
+                body_sha256: body(tree),
+            })
+            .collect(),
         control: opts.control,
         control_body_sha256: opts.control.then(|| body(&arms.control)),
         corpus: corpus_path.display().to_string(),
@@ -469,6 +580,7 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
             pack,
             &skills_dir,
             opts.variant.as_deref(),
+            &opts.more_variants,
             &corpus_path,
         )?),
         shard: opts.shard.map(|shard| ShardRecord {
@@ -477,6 +589,7 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
             sample_ids: run.samples.iter().map(|s| s.id.clone()).collect(),
         }),
         merged_from: Vec::new(),
+        baseline_from: None,
     })
 }
 
@@ -489,7 +602,7 @@ fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
         samples,
         opts.repeats,
         opts.seed,
-        &plan::arms(opts.control),
+        &plan::arms_with_variants(opts.control, run.arms.variant_count()),
         run.arms.aa,
     )
     .into_iter()
@@ -555,9 +668,9 @@ fn summarize(
     let opts = &run.opts;
     // Only entries of the selected samples and arms count (a resumed journal may hold others).
     let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
-    let run_arms = plan::arms(opts.control);
+    let run_arms = plan::arms_with_variants(opts.control, run.arms.variant_count());
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
-    let summary = stats::summarize(&journal::outcomes(entries))?;
+    let summary = report::run_folder::summary(manifest, entries)?;
     let settings =
         report::run_folder::settings(manifest, Some(profile.wall_secs)) + &resumed_note(opts);
     write_json(&dir.join("summary.json"), &summary)?;

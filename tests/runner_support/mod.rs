@@ -149,6 +149,30 @@ pub fn script_for(
         .collect()
 }
 
+/// The temperature recorded for a station, or a stand-in for a station with no recording.
+pub fn reading_of(station: &str) -> String {
+    let dir = mini_pack_dir().join("fixtures/station_reading");
+    let wanted = fold(station);
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let fixture: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.path()).unwrap()).unwrap();
+        if fold(fixture["arguments"]["station"].as_str().unwrap()) == wanted {
+            let body = fixture["body"].as_str().unwrap();
+            let degrees = body.split(':').nth(1).unwrap().trim();
+            return degrees.split(',').next().unwrap().to_string();
+        }
+    }
+    "no reading".into()
+}
+
+fn fold(text: &str) -> String {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Lines of a file that are not blank.
 pub fn lines(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)

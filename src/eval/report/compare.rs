@@ -134,6 +134,10 @@ fn differences(a: &Manifest, b: &Manifest, arm: Arm) -> Vec<&'static str> {
         Arm::Control => m.control_body_sha256.clone(),
         Arm::Baseline => Some(m.baseline_body_sha256.clone()),
         Arm::Variant => Some(m.variant_body_sha256.clone()),
+        Arm::More(i) => m
+            .more_variants
+            .get(usize::from(i))
+            .map(|v| v.body_sha256.clone()),
     };
     let checks = [
         ("model_sha256", a.model_sha256 == b.model_sha256),

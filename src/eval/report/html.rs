@@ -15,8 +15,8 @@ use super::forest;
 use super::pairs::{self, Pair, Side, PAIRS_SHOWN};
 use super::run_folder::RunRecord;
 use super::{
-    cells, comparison_title, errored_statement, headers, legend, rows_of, skill_effect_statement,
-    wording_statement,
+    cells, comparison_title, errored_statement, headers, legend, rows_of, several_variants_note,
+    skill_effect_statement, variant_column, wording_statement,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -41,9 +41,7 @@ pub fn escape(text: &str) -> String {
 pub fn data(record: &RunRecord, summary: &Summary) -> Value {
     let (pairs, left_out) = pairs::differing(record, summary);
     let comparisons: Vec<Value> = summary
-        .skill_effect
-        .iter()
-        .chain([&summary.wording])
+        .comparisons()
         .map(|c| {
             json!({
                 "name": c.name,
@@ -98,7 +96,15 @@ fn row_data(row: &Row) -> Value {
 
 fn statements(summary: &Summary) -> Vec<String> {
     let mut out = Vec::new();
-    out.push(format!("Wording: {}", wording_statement(summary)));
+    let several = summary.wordings().count() > 1;
+    for wording in summary.wordings() {
+        let head = if several {
+            format!("Wording, {}", variant_column(wording))
+        } else {
+            "Wording".to_string()
+        };
+        out.push(format!("{head}: {}", wording_statement(summary, wording)));
+    }
     if let Some(skill) = &summary.skill_effect {
         out.push(format!("Skill effect: {}", skill_effect_statement(skill)));
     } else {
@@ -132,8 +138,11 @@ pub fn render(record: &RunRecord, summary: &Summary, settings: &str) -> String {
         escape(settings)
     ));
     out.push_str("<main>\n<section id=\"comparisons\">\n");
-    for comparison in summary.skill_effect.iter().chain([&summary.wording]) {
+    for comparison in summary.comparisons() {
         out.push_str(&comparison_section(comparison));
+    }
+    if let Some(note) = several_variants_note(summary) {
+        out.push_str(&format!("<p class=\"legend\">{}</p>\n", escape(&note)));
     }
     out.push_str(&format!(
         "<p class=\"legend\">{}</p>\n</section>\n",
@@ -261,8 +270,8 @@ fn samples_section(
             escape(comparison)
         ));
     }
-    let comparisons = [&summary.wording]
-        .into_iter()
+    let comparisons = summary
+        .wordings()
         .chain(&summary.skill_effect)
         .map(|c| (c.name.clone(), comparison_title(c)));
     let mut categories: Vec<String> = pairs.iter().map(|p| p.category.clone()).collect();

@@ -5,38 +5,54 @@
 //! whether the model reads the skill, not whether the change under review is worse. Every row's
 //! figures go into the case's `<system-out>`.
 
-use super::{delta_and_interval, mde, p_value};
-use crate::eval::stats::{Row, Summary, Verdict};
+use super::{delta_and_interval, mde, p_value, variant_column};
+use crate::eval::stats::{Comparison, Row, Summary, Verdict};
 
-/// The JUnit document of a run's wording comparison; `run_id` names the test suites.
+/// The JUnit document of a run's wording comparisons; `run_id` names the test suites. A run
+/// with several variants has a pair of suites per variant.
 pub fn junit(summary: &Summary, run_id: &str) -> String {
-    let wording = &summary.wording;
-    let categories: Vec<&Row> = wording.categories.iter().chain([&wording.total]).collect();
-    let laws: Vec<&Row> = wording.laws.iter().collect();
-    let suites = [("category", categories), ("law", laws)];
-    let tests: usize = suites.iter().map(|(_, rows)| rows.len()).sum();
+    let several = summary.wordings().count() > 1;
+    let mut suites: Vec<(String, String, &Comparison, Vec<&Row>)> = Vec::new();
+    for wording in summary.wordings() {
+        let categories: Vec<&Row> = wording.categories.iter().chain([&wording.total]).collect();
+        let laws: Vec<&Row> = wording.laws.iter().collect();
+        for (kind, rows) in [("category", categories), ("law", laws)] {
+            let (suite, class) = if several {
+                (
+                    format!("wording per {kind}, {} ({run_id})", variant_column(wording)),
+                    format!("skilleval.wording.{}.{kind}", wording.treatment.name()),
+                )
+            } else {
+                (
+                    format!("wording per {kind} ({run_id})"),
+                    format!("skilleval.wording.{kind}"),
+                )
+            };
+            suites.push((suite, class, wording, rows));
+        }
+    }
+    let tests: usize = suites.iter().map(|(.., rows)| rows.len()).sum();
     let failures = suites
         .iter()
-        .flat_map(|(_, rows)| rows.iter())
+        .flat_map(|(.., rows)| rows.iter())
         .filter(|r| r.verdict == Verdict::Worse)
         .count();
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\">\n",
         escape(&format!("skilleval {run_id}"))
     );
-    for (kind, rows) in &suites {
-        let suite = format!("wording per {kind} ({run_id})");
+    for (suite, class, wording, rows) in &suites {
         let failed = rows.iter().filter(|r| r.verdict == Verdict::Worse).count();
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
-            escape(&suite),
+            escape(suite),
             rows.len()
         ));
         for row in rows {
-            let figures = figures(row, summary);
+            let figures = figures(row, wording);
             out.push_str(&format!(
                 "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n",
-                escape(&format!("skilleval.wording.{kind}")),
+                escape(class),
                 escape(&row.name)
             ));
             if row.verdict == Verdict::Worse {
@@ -63,14 +79,14 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
 
 /// "plain_city: baseline 25.0%, variant 100.0%, Δ +75.0 [+48.9,+100.0] pp, p .004 (adj. .012),
 /// MDE 44 pp, n 12: better".
-fn figures(row: &Row, summary: &Summary) -> String {
+fn figures(row: &Row, wording: &Comparison) -> String {
     let rate = |r: Option<f64>| r.map_or("—".into(), |r| format!("{:.1}%", r * 100.0));
     format!(
         "{}: {} {}, {} {}, Δ {} pp, p {} (adj. {}), MDE {}, n {}: {}",
         row.name,
-        summary.wording.reference.name(),
+        wording.reference.name(),
         rate(row.reference.rate),
-        summary.wording.treatment.name(),
+        wording.treatment.name(),
         rate(row.treatment.rate),
         delta_and_interval(row, 1),
         p_value(row.p_value),

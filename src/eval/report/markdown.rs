@@ -3,7 +3,8 @@
 
 use super::{
     cells, comparison_name, comparison_title, errored_statement, flaky_lines, headers, legend,
-    repeats_needed, rows_of, skill_effect_statement, wording_statement,
+    repeats_needed, rows_of, several_variants_note, skill_effect_statement, variant_column,
+    variants_grid, wording_statement,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -15,8 +16,18 @@ const FLAKY_SHOWN: usize = 20;
 /// `<details>` block. `settings` is printed as given (model, repeats…).
 pub fn markdown(summary: &Summary, title: &str, settings: &str) -> String {
     let mut out = format!("# {title}\n\n");
-    let wording = &summary.wording;
-    out.push_str(&format!("**Wording: {}**\n\n", wording_statement(summary)));
+    let several = summary.wordings().count() > 1;
+    for wording in summary.wordings() {
+        let head = if several {
+            format!("Wording, {}", variant_column(wording))
+        } else {
+            "Wording".to_string()
+        };
+        out.push_str(&format!(
+            "**{head}: {}**\n\n",
+            wording_statement(summary, wording)
+        ));
+    }
     if let Some(errors) = errored_statement(summary) {
         out.push_str(&format!("**{errors}**\n\n"));
     }
@@ -27,11 +38,29 @@ pub fn markdown(summary: &Summary, title: &str, settings: &str) -> String {
         )),
         None => out.push_str("Skill effect: not measured (`--no-control`).\n\n"),
     }
-    let changed: Vec<&Row> = wording.categories.iter().filter(|r| r.changed()).collect();
-    if !changed.is_empty() {
-        out.push_str("Changed categories (variant against baseline):\n\n");
-        out.push_str(&markdown_table(wording, &changed, true));
+    if several {
+        let (header, body) = variants_grid(summary);
+        out.push_str(
+            "Variants side by side (Δ pp [95% CI] against the baseline, and the verdict):\n\n",
+        );
+        out.push_str(&pipe_table(&header, &body));
+        if let Some(note) = several_variants_note(summary) {
+            out.push_str(&format!("\n{note}\n"));
+        }
         out.push('\n');
+    }
+    for wording in summary.wordings() {
+        let changed: Vec<&Row> = wording.categories.iter().filter(|r| r.changed()).collect();
+        if !changed.is_empty() {
+            let against = if several {
+                format!("{} against baseline", variant_column(wording))
+            } else {
+                "variant against baseline".to_string()
+            };
+            out.push_str(&format!("Changed categories ({against}):\n\n"));
+            out.push_str(&markdown_table(wording, &changed, true));
+            out.push('\n');
+        }
     }
     out.push_str(
         "<details>\n<summary>Full report: both comparisons, per law, repeats, flaky samples</summary>\n\n",
@@ -56,22 +85,28 @@ fn full(summary: &Summary) -> String {
             "## Skill effect\n\nNot measured: the run skipped the control arm (`--no-control`).\n",
         ),
     }
-    let wording = &summary.wording;
-    out.push_str(&format!("\n## {}\n\n", comparison_title(wording)));
-    out.push_str(&format!("**{}**\n\n", wording_statement(summary)));
-    if let Some(errors) = errored_statement(summary) {
-        out.push_str(&format!("**{errors}**\n\n"));
+    for (i, wording) in summary.wordings().enumerate() {
+        out.push_str(&format!("\n## {}\n\n", comparison_title(wording)));
+        out.push_str(&format!("**{}**\n\n", wording_statement(summary, wording)));
+        if i == 0 {
+            if let Some(errors) = errored_statement(summary) {
+                out.push_str(&format!("**{errors}**\n\n"));
+            }
+        }
+        out.push_str(&markdown_table(wording, &rows_of(wording), true));
+        if wording.total.unpaired_runs > 0 {
+            out.push_str(&format!(
+                "\n{} run(s) had no partner in the other arm and were left out.\n",
+                wording.total.unpaired_runs
+            ));
+        }
     }
-    out.push_str(&markdown_table(wording, &rows_of(wording), true));
-    if wording.total.unpaired_runs > 0 {
-        out.push_str(&format!(
-            "\n{} run(s) had no partner in the other arm and were left out.\n",
-            wording.total.unpaired_runs
-        ));
+    if let Some(note) = several_variants_note(summary) {
+        out.push_str(&format!("\n{note}\n"));
     }
     out.push_str(&format!("\n{}\n", legend(summary)));
 
-    for comparison in summary.skill_effect.iter().chain([wording]) {
+    for comparison in summary.comparisons() {
         out.push_str(&format!(
             "\n## Per law, {}\n\n",
             comparison_name(comparison)
@@ -134,6 +169,23 @@ fn markdown_table(comparison: &Comparison, rows: &[&Row], categories: bool) -> S
             })
             .collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
+
+/// A plain pipe table, left-aligned.
+fn pipe_table(header: &[String], body: &[Vec<String>]) -> String {
+    let escaped = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|c| escape_cell(c))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    let mut out = format!("| {} |\n", escaped(header));
+    out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
+    for row in body {
+        out.push_str(&format!("| {} |\n", escaped(row)));
     }
     out
 }

@@ -36,21 +36,95 @@ const MANY_REPEATS: u64 = 100;
 pub const NO_SKILL_EFFECT: &str = "the model's behaviour did not change when the skill's body was removed: a wording comparison on this set-up cannot show an effect";
 
 fn comparison_name(comparison: &Comparison) -> String {
-    match (comparison.reference, comparison.treatment) {
-        (Arm::Control, Arm::Baseline) => "skill effect".into(),
-        (Arm::Baseline, Arm::Variant) => "wording".into(),
+    match (
+        comparison.reference,
+        comparison.treatment,
+        &comparison.label,
+    ) {
+        (Arm::Control, Arm::Baseline, _) => "skill effect".into(),
+        (Arm::Baseline, t, Some(label)) if t.variant_index().is_some() => {
+            format!("wording, {label}")
+        }
+        (Arm::Baseline, Arm::Variant, None) => "wording".into(),
+        (Arm::Baseline, t, None) if t.variant_index().is_some() => {
+            format!("wording, {}", t.name())
+        }
         _ => comparison.name.replace('_', " "),
     }
 }
 
 fn comparison_title(comparison: &Comparison) -> String {
-    match (comparison.reference, comparison.treatment) {
-        (Arm::Control, Arm::Baseline) => {
+    match (
+        comparison.reference,
+        comparison.treatment,
+        &comparison.label,
+    ) {
+        (Arm::Control, Arm::Baseline, _) => {
             "Skill effect: baseline against control (the skill with its body removed)".into()
         }
-        (Arm::Baseline, Arm::Variant) => "Wording: variant against baseline".into(),
-        (r, t) => format!("{} against {}", t.name(), r.name()),
+        (Arm::Baseline, Arm::Variant, None) => "Wording: variant against baseline".into(),
+        (Arm::Baseline, t, label) if t.variant_index().is_some() => format!(
+            "Wording: {} ({}) against baseline",
+            label.as_deref().unwrap_or(t.name()),
+            t.name()
+        ),
+        (r, t, _) => format!("{} against {}", t.name(), r.name()),
     }
+}
+
+/// The short name of a wording comparison's variant in tables that set several side by side.
+fn variant_column(comparison: &Comparison) -> String {
+    comparison
+        .label
+        .clone()
+        .unwrap_or_else(|| comparison.treatment.name().to_string())
+}
+
+/// Said under the tables of a run with several variants: how far its correction reaches.
+fn several_variants_note(summary: &Summary) -> Option<String> {
+    let count = summary.wordings().count();
+    (count > 1).then(|| {
+        format!(
+            "{count} variants against one baseline, on the same seeds: Holm covers the categories \
+             of all {count} at once (and their totals, and their laws), so a variant is not called \
+             better for having been tried among many."
+        )
+    })
+}
+
+/// Variants side by side: per category (and the total), each variant's Δ, interval and verdict.
+fn variants_grid(summary: &Summary) -> (Vec<String>, Vec<Vec<String>>) {
+    let wordings: Vec<&Comparison> = summary.wordings().collect();
+    let mut header = vec!["category".to_string()];
+    header.extend(wordings.iter().map(|w| variant_column(w)));
+    let names: Vec<&str> = summary
+        .wording
+        .categories
+        .iter()
+        .map(|r| r.name.as_str())
+        .chain(["total"])
+        .collect();
+    let body = names
+        .iter()
+        .map(|name| {
+            let mut cells = vec![name.to_string()];
+            for wording in &wordings {
+                let row = wording
+                    .categories
+                    .iter()
+                    .chain([&wording.total])
+                    .find(|r| r.name == *name);
+                cells.push(match row {
+                    Some(row) if row.samples > 0 => {
+                        format!("{} {}", delta_and_interval(row, 0), row.verdict_label())
+                    }
+                    _ => "—".into(),
+                });
+            }
+            cells
+        })
+        .collect();
+    (header, body)
 }
 
 /// Category rows, then the total.
@@ -106,8 +180,7 @@ fn skill_effect_statement(skill: &Comparison) -> String {
 
 /// The wording headline: every category that changed, the total, and a warning when the skill's
 /// body made no difference at all.
-fn wording_statement(summary: &Summary) -> String {
-    let wording = &summary.wording;
+fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
     let total = &wording.total;
     if total.samples == 0 {
         return "No data: no pair of runs could be scored.".into();
@@ -149,7 +222,9 @@ fn errored_statement(summary: &Summary) -> Option<String> {
         parts.push(("control", skill.total.reference.errored));
     }
     parts.push(("baseline", wording.reference.errored));
-    parts.push(("variant", wording.treatment.errored));
+    for wording in summary.wordings() {
+        parts.push((wording.treatment.name(), wording.total.treatment.errored));
+    }
     let total: usize = parts.iter().map(|p| p.1).sum();
     (total > 0).then(|| {
         let counts: Vec<String> = parts.iter().map(|(arm, n)| format!("{arm} {n}")).collect();

@@ -82,7 +82,7 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
     let mut pairs = Vec::new();
     let mut left_out = BTreeMap::new();
     // The wording first: it is what the author changed.
-    for comparison in [&summary.wording].into_iter().chain(&summary.skill_effect) {
+    for comparison in summary.wordings().chain(&summary.skill_effect) {
         let mut shown = 0;
         for ((category, sample_id, repeat), arms) in &by_key {
             let (Some(reference), Some(treatment)) = (

@@ -13,7 +13,7 @@ use super::{html, markdown};
 use crate::eval::corpus::parse_corpus;
 use crate::eval::journal::{self, JournalEntry};
 use crate::eval::manifest::{self, Manifest};
-use crate::eval::stats::{self, Arm, Summary};
+use crate::eval::stats::{self, Arm, StatsError, Summary};
 use crate::exec::profile::Profile;
 
 /// The manifest's name in a run folder.
@@ -111,11 +111,18 @@ fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, Strin
         .collect())
 }
 
+/// A run's comparisons from its journal entries, each variant named as its manifest names it:
+/// the one computation behind `run`, `merge` and `report`.
+pub fn summary(manifest: &Manifest, entries: &[JournalEntry]) -> Result<Summary, StatsError> {
+    let mut summary = stats::summarize(&journal::outcomes(entries))?;
+    summary.label_variants(&manifest.variant_labels());
+    Ok(summary)
+}
+
 impl RunRecord {
-    /// Both comparisons, computed from the journal.
+    /// Every comparison, computed from the journal.
     pub fn summary(&self) -> anyhow::Result<Summary> {
-        let outcomes = journal::outcomes(&self.entries);
-        stats::summarize(&outcomes)
+        summary(&self.manifest, &self.entries)
             .map_err(|e| anyhow!("{}: {e}", self.dir.join(journal::JOURNAL_FILE).display()))
     }
 
@@ -132,11 +139,15 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
         "pack {} · skill {} · {} · {} · {} samples × {} repeats · seed {} · temperature {} · model {}{}",
         manifest.pack,
         manifest.skill,
-        manifest
-            .variant
-            .as_ref()
-            .map(|v| format!("variant {v}"))
-            .unwrap_or("A/A (no variant)".into()),
+        match (&manifest.variant, manifest.more_variants.len()) {
+            (Some(v), 0) => format!("variant {v}"),
+            (Some(_), n) => format!(
+                "{} variants: {}",
+                n + 1,
+                manifest.variant_labels().join(", ")
+            ),
+            (None, _) => "A/A (no variant)".into(),
+        },
         if manifest.control {
             "control arm"
         } else {
@@ -157,6 +168,11 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
         .as_ref()
         .map(|s| format!(" · shard {} (only its samples)", s.shard()))
         .unwrap_or_default()
+        + &manifest
+            .baseline_from
+            .as_ref()
+            .map(|run| format!(" · baseline taken from run {run}"))
+            .unwrap_or_default()
 }
 
 /// Writes `report.md` and `report.html` into the record's folder.

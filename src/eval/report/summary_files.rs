@@ -40,7 +40,7 @@ pub fn csv(summary: &Summary) -> Result<String, csv::Error> {
         "reference_errored",
         "treatment_errored",
     ])?;
-    for comparison in summary.skill_effect.iter().chain([&summary.wording]) {
+    for comparison in summary.comparisons() {
         let kinds = comparison
             .categories
             .iter()

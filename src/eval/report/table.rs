@@ -3,7 +3,7 @@
 
 use super::{
     cells, comparison_name, comparison_title, errored_statement, headers, legend, repeats_needed,
-    rows_of, skill_effect_statement, wording_statement,
+    rows_of, several_variants_note, skill_effect_statement, variants_grid, wording_statement,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -23,14 +23,26 @@ pub fn table(summary: &Summary) -> String {
     } else {
         out.push_str("Skill effect: not measured (--no-control).\n\n");
     }
-    let wording = &summary.wording;
-    out.push_str(&format!("{}\n", comparison_title(wording)));
-    out.push_str(&terminal_table(wording, &rows_of(wording), true));
-    out.push_str(&format!("\n{}\n", wording_statement(summary)));
+    for (i, wording) in summary.wordings().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&format!("{}\n", comparison_title(wording)));
+        out.push_str(&terminal_table(wording, &rows_of(wording), true));
+        out.push_str(&format!("\n{}\n", wording_statement(summary, wording)));
+    }
+    if let Some(note) = several_variants_note(summary) {
+        let (header, body) = variants_grid(summary);
+        out.push_str(
+            "\nVariants side by side: Δ pp [95% CI] against the baseline, and the verdict\n",
+        );
+        out.push_str(&grid(&header, &body));
+        out.push_str(&format!("{note}\n"));
+    }
     if let Some(errors) = errored_statement(summary) {
         out.push_str(&format!("{errors}\n"));
     }
-    for comparison in summary.skill_effect.iter().chain([wording]) {
+    for comparison in summary.comparisons() {
         if !comparison.laws.is_empty() {
             out.push_str(&format!(
                 "\nPer law, {} (pass rate of each law over the runs it applied to)\n",
@@ -148,6 +160,30 @@ fn aligned(header: &[String], body: &[Vec<String>], name_width: usize) -> String
     let rule = "─".repeat(widths.iter().sum::<usize>() + gaps) + "\n";
     let mut out = rule.clone() + &line(header) + &rule;
     for row in &body {
+        out.push_str(&line(row));
+    }
+    out + &rule
+}
+
+/// Left-aligned columns two spaces apart, between rules: the variants side by side.
+fn grid(header: &[String], body: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in body {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &width)| format!("{cell}{}", " ".repeat(width - cell.chars().count())))
+            .collect();
+        padded.join("  ").trim_end().to_string() + "\n"
+    };
+    let rule = "─".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)) + "\n";
+    let mut out = rule.clone() + &line(header) + &rule;
+    for row in body {
         out.push_str(&line(row));
     }
     out + &rule

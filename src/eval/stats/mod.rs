@@ -113,14 +113,24 @@ pub const TARGET_EFFECT: f64 = 0.10;
 /// with the number of sign patterns a large row can show.
 pub const SIMULATED_BELOW: usize = 60;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Arm {
     /// The skill under test with its body removed: what the skill's front matter alone does.
     Control,
     Baseline,
+    /// The first (or only) variant.
     Variant,
+    /// A further variant of a run that compares several: `More(0)` is the second variant
+    /// (`variant2`), up to [`MAX_VARIANTS`].
+    More(u8),
 }
+
+/// The most variants one run compares with its baseline.
+pub const MAX_VARIANTS: usize = 9;
+
+const MORE_NAMES: [&str; MAX_VARIANTS - 1] = [
+    "variant2", "variant3", "variant4", "variant5", "variant6", "variant7", "variant8", "variant9",
+];
 
 impl Arm {
     pub fn name(self) -> &'static str {
@@ -128,7 +138,55 @@ impl Arm {
             Arm::Control => "control",
             Arm::Baseline => "baseline",
             Arm::Variant => "variant",
+            Arm::More(i) => MORE_NAMES[usize::from(i)],
         }
+    }
+
+    /// The arm of the run's `index`-th variant (from 0).
+    pub fn variant(index: usize) -> Arm {
+        assert!(index < MAX_VARIANTS, "at most {MAX_VARIANTS} variants");
+        match index {
+            0 => Arm::Variant,
+            i => Arm::More((i - 1) as u8),
+        }
+    }
+
+    /// Which variant this arm is (from 0), if it is one.
+    pub fn variant_index(self) -> Option<usize> {
+        match self {
+            Arm::Variant => Some(0),
+            Arm::More(i) => Some(usize::from(i) + 1),
+            _ => None,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Arm> {
+        match name {
+            "control" => Some(Arm::Control),
+            "baseline" => Some(Arm::Baseline),
+            "variant" => Some(Arm::Variant),
+            other => MORE_NAMES
+                .iter()
+                .position(|n| *n == other)
+                .map(|i| Arm::More(i as u8)),
+        }
+    }
+}
+
+impl Serialize for Arm {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Arm {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Arm::from_name(&name).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "unknown arm {name:?}; known: control, baseline, variant, variant2 … variant{MAX_VARIANTS}"
+            ))
+        })
     }
 }
 
@@ -290,8 +348,12 @@ pub struct LawFailures {
 /// One comparison of two arms.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
-    /// `skill_effect` or `wording`; names the seeds of its intervals.
+    /// `skill_effect` or `wording` (`wording:variant2`… for further variants); names the seeds
+    /// of its intervals.
     pub name: String,
+    /// The variant's name as the reader knows it, in a run that compares several.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     pub reference: Arm,
     pub treatment: Arm,
     /// Sorted by category name.
@@ -335,7 +397,37 @@ pub struct Summary {
     pub skill_effect: Option<Comparison>,
     /// Variant against baseline (in an A/A run, the baseline against a second draw of itself).
     pub wording: Comparison,
+    /// The second and further variants against the same baseline, when a run compares several;
+    /// then Holm covers the categories (and the totals, and the laws) of every variant at once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_wordings: Vec<Comparison>,
     pub flaky_samples: Vec<FlakySample>,
+}
+
+impl Summary {
+    /// Every wording comparison, the first variant's first.
+    pub fn wordings(&self) -> impl Iterator<Item = &Comparison> {
+        [&self.wording].into_iter().chain(&self.more_wordings)
+    }
+
+    /// Every comparison of the run: the skill effect (when the control ran), then each wording.
+    pub fn comparisons(&self) -> impl Iterator<Item = &Comparison> {
+        self.skill_effect.iter().chain(self.wordings())
+    }
+
+    /// Names each wording comparison after its variant (a file name, say), in variant order;
+    /// a run with one variant keeps its plain "wording".
+    pub fn label_variants(&mut self, labels: &[String]) {
+        if self.more_wordings.is_empty() {
+            return;
+        }
+        let wordings = [&mut self.wording]
+            .into_iter()
+            .chain(&mut self.more_wordings);
+        for (comparison, label) in wordings.zip(labels) {
+            comparison.label = Some(label.clone());
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -361,7 +453,20 @@ pub fn summarize(outcomes: &[Outcome]) -> Result<Summary, StatsError> {
         .any(|o| o.arm == Arm::Control)
         .then(|| compare(outcomes, "skill_effect", Arm::Control, Arm::Baseline))
         .transpose()?;
-    let wording = compare(outcomes, "wording", Arm::Baseline, Arm::Variant)?;
+    let variants: BTreeSet<Arm> = outcomes
+        .iter()
+        .map(|o| o.arm)
+        .filter(|a| a.variant_index().is_some())
+        .chain([Arm::Variant])
+        .collect();
+    let treatments: Vec<Arm> = variants.into_iter().collect();
+    let names: Vec<String> = treatments.iter().map(|&a| wording_name(a)).collect();
+    let mut wordings = compare_many(outcomes, &names, Arm::Baseline, &treatments)?.into_iter();
+    let wording = wordings
+        .next()
+        .expect("the first variant is always compared")
+        .0;
+    let more_wordings = wordings.map(|(comparison, _)| comparison).collect();
     let repeats: BTreeSet<u32> = outcomes.iter().map(|o| o.repeat).collect();
     Ok(Summary {
         alpha: ALPHA,
@@ -372,6 +477,7 @@ pub fn summarize(outcomes: &[Outcome]) -> Result<Summary, StatsError> {
         repeats: repeats.len(),
         skill_effect,
         wording,
+        more_wordings,
         flaky_samples: flaky_samples(outcomes)?,
     })
 }
@@ -380,12 +486,22 @@ pub fn summarize(outcomes: &[Outcome]) -> Result<Summary, StatsError> {
 /// `--fail-on worse` stops on. The total counts too, since pooling categories can show a
 /// regression no single category has the samples to show.
 pub fn any_worse(summary: &Summary) -> bool {
-    summary
-        .wording
-        .categories
-        .iter()
-        .chain([&summary.wording.total])
-        .any(|c| c.verdict == Verdict::Worse)
+    summary.wordings().any(|wording| {
+        wording
+            .categories
+            .iter()
+            .chain([&wording.total])
+            .any(|c| c.verdict == Verdict::Worse)
+    })
+}
+
+/// The name of the wording comparison of a variant arm: `wording` for the first, so that a
+/// run with one variant reads (and draws its bootstrap seeds) as it always has.
+pub fn wording_name(arm: Arm) -> String {
+    match arm {
+        Arm::Variant => "wording".to_string(),
+        other => format!("wording:{}", other.name()),
+    }
 }
 
 /// One scored pair: the two arms' runs of a (sample, repeat).
@@ -516,10 +632,114 @@ pub fn compare_with_power(
     reference: Arm,
     treatment: Arm,
 ) -> Result<(Comparison, Powers), StatsError> {
+    let mut one = compare_many(outcomes, &[name.to_string()], reference, &[treatment])?;
+    Ok(one.remove(0))
+}
+
+/// Compares each of `treatments` against `reference` (the comparison named by the same place
+/// in `names`). Holm treats the categories of every comparison as one family, the laws as
+/// another and, with more than one treatment, the totals as a third: a run that tries many
+/// variants does not get more chances to call one of them better.
+pub fn compare_many(
+    outcomes: &[Outcome],
+    names: &[String],
+    reference: Arm,
+    treatments: &[Arm],
+) -> Result<Vec<(Comparison, Powers)>, StatsError> {
+    assert_eq!(names.len(), treatments.len(), "one name per treatment");
     let runs = index(outcomes)?;
+    let raws: Vec<RawComparison> = names
+        .iter()
+        .zip(treatments)
+        .map(|(name, &treatment)| raw_comparison(&runs, name, reference, treatment))
+        .collect();
+
+    let single = raws.len() == 1;
+    let mut heads = Vec::new();
+    let (mut category_rows, mut law_rows, mut total_rows) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut category_counts, mut law_counts) = (Vec::new(), Vec::new());
+    for raw in raws {
+        category_counts.push(raw.categories.len());
+        law_counts.push(raw.laws.len());
+        category_rows.extend(raw.categories);
+        law_rows.extend(raw.laws);
+        total_rows.push(raw.total);
+        heads.push((raw.name, raw.treatment, raw.law_failures));
+    }
+    let mut categories = split_family(category_counts, finish_family(category_rows));
+    let mut laws = split_family(law_counts, finish_family(law_rows));
+    let totals: Vec<(Row, RowPower)> = if single {
+        let total = total_rows.pop().expect("one total");
+        let total_p = total.row.p_value;
+        vec![finish_row(total, ALPHA, total_p)]
+    } else {
+        let (rows, powers) = finish_family(total_rows);
+        rows.into_iter().zip(powers).collect()
+    };
+
+    let mut out = Vec::new();
+    for (i, ((name, treatment, law_failures), (total, total_power))) in
+        heads.into_iter().zip(totals).enumerate()
+    {
+        let (categories, category_powers) = std::mem::take(&mut categories[i]);
+        let (laws, law_powers) = std::mem::take(&mut laws[i]);
+        let comparison = Comparison {
+            name,
+            label: None,
+            reference,
+            treatment,
+            categories,
+            total,
+            laws,
+            law_failures,
+        };
+        let powers = Powers {
+            categories: category_powers,
+            total: total_power,
+            laws: law_powers,
+        };
+        out.push((comparison, powers));
+    }
+    Ok(out)
+}
+
+/// A family's finished rows dealt back to the comparisons they came from, `lengths` rows each.
+fn split_family(
+    lengths: Vec<usize>,
+    (rows, powers): (Vec<Row>, Vec<RowPower>),
+) -> Vec<(Vec<Row>, Vec<RowPower>)> {
+    let mut rows = rows.into_iter();
+    let mut powers = powers.into_iter();
+    lengths
+        .into_iter()
+        .map(|n| {
+            (
+                rows.by_ref().take(n).collect(),
+                powers.by_ref().take(n).collect(),
+            )
+        })
+        .collect()
+}
+
+/// One comparison's rows before Holm.
+struct RawComparison {
+    name: String,
+    treatment: Arm,
+    categories: Vec<RawRow>,
+    total: RawRow,
+    laws: Vec<RawRow>,
+    law_failures: Vec<LawFailures>,
+}
+
+fn raw_comparison(
+    runs: &BTreeMap<PairKey<'_>, BTreeMap<Arm, &Outcome>>,
+    name: &str,
+    reference: Arm,
+    treatment: Arm,
+) -> RawComparison {
     let mut samples: BTreeMap<&str, SampleRuns> = BTreeMap::new();
     let mut excluded: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for ((category, sample_id, repeat), arms) in &runs {
+    for ((category, sample_id, repeat), arms) in runs {
         let tally = excluded.entry(category).or_default();
         match (arms.get(&reference), arms.get(&treatment)) {
             (Some(r), Some(t)) if r.gapped || t.gapped => tally.0 += 1,
@@ -568,14 +788,11 @@ pub fn compare_with_power(
             raw_row(name, category, reference, treatment, &input, &passed)
         })
         .collect();
-    let (categories, category_powers) = finish_family(categories);
 
     let mut total_input = input_for(&|_| true);
     total_input.gapped_pairs = excluded.values().map(|t| t.0).sum();
     total_input.unpaired_runs = excluded.values().map(|t| t.1).sum();
     let total = raw_row(name, "total", reference, treatment, &total_input, &passed);
-    let total_p = total.row.p_value;
-    let (total, total_power) = finish_row(total, ALPHA, total_p);
 
     let law_names: BTreeSet<&str> = samples
         .values()
@@ -609,23 +826,15 @@ pub fn compare_with_power(
             )
         })
         .collect();
-    let (laws, law_powers) = finish_family(laws);
 
-    let comparison = Comparison {
+    RawComparison {
         name: name.to_string(),
-        reference,
         treatment,
         categories,
         total,
         laws,
         law_failures: law_failures(samples.values()),
-    };
-    let powers = Powers {
-        categories: category_powers,
-        total: total_power,
-        laws: law_powers,
-    };
-    Ok((comparison, powers))
+    }
 }
 
 /// Applies Holm across a family of rows and gives each its level, MDE and verdict.

@@ -1,0 +1,57 @@
+//! `skilleval stamp`: writes a run's per-category scores into the winning wording's front
+//! matter, with a bumped `version:`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::eval::report::run_folder;
+use crate::eval::stamp;
+
+pub const EXAMPLES: &str = "Examples:
+  skilleval stamp 20261201-090000-weather                 # the wording with the best total
+  skilleval stamp 20261201-090000-weather --variant packs/weather/variants/c.md
+  skilleval stamp 20261201-090000-weather --dry-run       # print the stamped file instead";
+
+#[derive(Args, Debug)]
+pub struct StampArgs {
+    /// The run: its folder, or its id under --output
+    pub run: String,
+    /// Stamp this wording of the run (a variant file, or the baseline's SKILL.md) instead of the
+    /// one with the highest total pass rate
+    #[arg(long)]
+    pub variant: Option<PathBuf>,
+    /// Where run folders are, for a run given by its id
+    #[arg(long, default_value = "output")]
+    pub output: PathBuf,
+    /// Print the stamped file on stdout and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(args: StampArgs) -> anyhow::Result<u8> {
+    let record = run_folder::load(&run_folder::find(&args.run, &args.output)?)?;
+    let summary = record.summary()?;
+    let winner = stamp::winner(&record, &summary, args.variant.as_deref())?;
+    let stamped = stamp::stamp(&record, &summary, winner)?;
+    if args.dry_run {
+        print!("{}", stamped.text);
+        return Ok(0);
+    }
+    let file = &stamped.winner.file;
+    std::fs::write(file, &stamped.text)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", file.display()))?;
+    let (old, new) = &stamped.version;
+    println!(
+        "stamped {} ({}, total {}) with run {}: version {} → {new}",
+        file.display(),
+        stamped.winner.arm.name(),
+        stamped
+            .winner
+            .rate
+            .map_or("—".to_string(), |r| format!("{:.1}%", r * 100.0)),
+        record.manifest.run_id,
+        old.as_deref().unwrap_or("(none)")
+    );
+    Ok(0)
+}

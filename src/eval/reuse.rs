@@ -1,0 +1,238 @@
+//! Reusing a baseline: the baseline (and control) arms of an earlier run whose every input
+//! that enters those arms is the same are copied from its journal instead of being run again.
+//! A run that tries one wording after another then pays for its baseline once.
+//!
+//! What must match is [`BaselineKey`]: the model (sha256, and the backend's name, model and
+//! batch settings), the build (skilleval's and the llama.cpp binding's versions), the pack file,
+//! the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
+//! sampling, the budgets, the call format and `--parallel`. Neither run may record. Each copied
+//! entry must also carry the seed the new run's plan gives its unit. An entry is copied as the
+//! earlier journal wrote it, byte for byte.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+use serde::Serialize;
+
+use super::journal::{self, JournalEntry};
+use super::manifest::{InputHashes, Manifest};
+use super::plan::Unit;
+use super::stats::Arm;
+use crate::harness::agent::Budgets;
+use crate::harness::backend::Sampling;
+
+/// Where the baseline of a new run may come from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum BaselineSource {
+    /// The newest matching run under the output folder, if any (the default).
+    #[default]
+    Cache,
+    /// This run, which must match (`--baseline-from RUN_ID`).
+    Run(String),
+    /// Always run the baseline (`--no-cache`).
+    Off,
+}
+
+/// Everything that enters a run's baseline and control arms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BaselineKey {
+    pub skilleval_version: String,
+    pub llama_cpp_2_version: String,
+    pub backend: String,
+    pub backend_model: Option<String>,
+    pub backend_n_ctx: u32,
+    pub backend_sequences: u32,
+    pub backend_n_batch: u32,
+    pub endpoint: Option<String>,
+    pub model_sha256: Option<String>,
+    pub pack: String,
+    pub skill: String,
+    pub pack_file_sha256: Option<String>,
+    pub skills_tree_sha256: Option<String>,
+    pub baseline_body_sha256: String,
+    pub corpus_sha256: String,
+    pub fixtures_sha256: Option<String>,
+    pub run_seed: u64,
+    pub sampling: Sampling,
+    pub budgets: Budgets,
+    pub call_format: String,
+    pub parallel: usize,
+    pub record: String,
+}
+
+impl BaselineKey {
+    pub fn of(manifest: &Manifest) -> BaselineKey {
+        let inputs: Option<&InputHashes> = manifest.inputs.as_ref();
+        BaselineKey {
+            skilleval_version: manifest.skilleval_version.clone(),
+            llama_cpp_2_version: manifest.llama_cpp_2_version.clone(),
+            backend: manifest.backend.name.clone(),
+            backend_model: manifest.backend.model_name.clone(),
+            backend_n_ctx: manifest.backend.n_ctx,
+            backend_sequences: manifest.backend.sequences,
+            backend_n_batch: manifest.backend.n_batch,
+            endpoint: manifest.backend.endpoint.clone(),
+            model_sha256: manifest.model_sha256.clone(),
+            pack: manifest.pack.clone(),
+            skill: manifest.skill.clone(),
+            pack_file_sha256: inputs.map(|i| i.pack.clone()),
+            skills_tree_sha256: inputs.map(|i| i.skills.clone()),
+            baseline_body_sha256: manifest.baseline_body_sha256.clone(),
+            corpus_sha256: manifest.corpus_sha256.clone(),
+            fixtures_sha256: inputs.map(|i| i.fixtures.clone()),
+            run_seed: manifest.run_seed,
+            sampling: manifest.sampling,
+            budgets: manifest.budgets,
+            call_format: manifest.call_format.clone(),
+            parallel: manifest.parallel,
+            record: manifest.record.clone(),
+        }
+    }
+
+    /// The fields in which `self` and `other` differ, by name; also why either cannot be
+    /// reused at all (a recording run, a manifest without input hashes).
+    pub fn differences(&self, other: &BaselineKey) -> Vec<String> {
+        let mine = serde_json::to_value(self).expect("a key serializes");
+        let theirs = serde_json::to_value(other).expect("a key serializes");
+        let mut out: Vec<String> = mine
+            .as_object()
+            .expect("a key is an object")
+            .iter()
+            .filter(|(field, value)| theirs.get(field.as_str()) != Some(value))
+            .map(|(field, _)| field.clone())
+            .collect();
+        for key in [self, other] {
+            if key.record != "Off" && !out.iter().any(|f| f == "record") {
+                out.push("record (a recording run's answers may change as it goes)".into());
+            }
+            if key.pack_file_sha256.is_none() && !out.iter().any(|f| f.starts_with("inputs")) {
+                out.push("inputs (the manifest predates input hashes)".into());
+            }
+        }
+        out
+    }
+}
+
+/// The earlier run a new run takes its baseline from: its id, its folder, and the arms taken.
+#[derive(Debug, Clone)]
+pub struct Reuse {
+    pub run_id: String,
+    pub dir: PathBuf,
+    pub arms: Vec<Arm>,
+}
+
+/// The arms a new run may take from `earlier`: the baseline, and the control when both ran it.
+fn reusable_arms(manifest: &Manifest, earlier: &Manifest) -> Vec<Arm> {
+    let mut arms = vec![Arm::Baseline];
+    if manifest.control && earlier.control {
+        arms.insert(0, Arm::Control);
+    }
+    arms
+}
+
+/// Finds the run to reuse for `manifest` (a new run's) under `output_root`, as `source` asks.
+/// `--baseline-from` names a run that must match (an error says in what it differs); the cache
+/// takes the newest match, or none.
+pub fn find(
+    output_root: &Path,
+    manifest: &Manifest,
+    source: &BaselineSource,
+) -> anyhow::Result<Option<Reuse>> {
+    let key = BaselineKey::of(manifest);
+    match source {
+        BaselineSource::Off => Ok(None),
+        BaselineSource::Run(run) => {
+            let dir = super::report::run_folder::find(run, output_root)?;
+            let earlier = read_manifest(&dir)?;
+            let differences = key.differences(&BaselineKey::of(&earlier));
+            if !differences.is_empty() {
+                bail!(
+                    "--baseline-from {run}: its baseline was run with other inputs: {}; run without --baseline-from to compute it",
+                    differences.join(", ")
+                );
+            }
+            Ok(Some(Reuse {
+                run_id: earlier.run_id.clone(),
+                arms: reusable_arms(manifest, &earlier),
+                dir,
+            }))
+        }
+        BaselineSource::Cache => {
+            let Ok(folders) = std::fs::read_dir(output_root) else {
+                return Ok(None);
+            };
+            let mut best: Option<(u64, String, Reuse)> = None;
+            for folder in folders.flatten() {
+                let dir = folder.path();
+                if dir.file_name().and_then(|n| n.to_str()) == Some(manifest.run_id.as_str()) {
+                    continue;
+                }
+                let Ok(earlier) = read_manifest(&dir) else {
+                    continue;
+                };
+                if !key.differences(&BaselineKey::of(&earlier)).is_empty() {
+                    continue;
+                }
+                let rank = (earlier.started_unix, earlier.run_id.clone());
+                if best
+                    .as_ref()
+                    .is_none_or(|(t, id, _)| (*t, id.clone()) < rank)
+                {
+                    let reuse = Reuse {
+                        run_id: earlier.run_id.clone(),
+                        arms: reusable_arms(manifest, &earlier),
+                        dir,
+                    };
+                    best = Some((rank.0, rank.1, reuse));
+                }
+            }
+            Ok(best.map(|(.., reuse)| reuse))
+        }
+    }
+}
+
+fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
+    let path = dir.join(super::report::run_folder::MANIFEST_FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))
+}
+
+/// The earlier journal's lines for `units` of the reused arms: each parsed entry with its line
+/// as written. A unit counts only when the entry has the sample's category and the unit's
+/// seed; units it lacks are left to run.
+pub fn entries_for(
+    reuse: &Reuse,
+    units: &[Unit],
+    sample_of: &dyn Fn(usize) -> (String, String),
+) -> anyhow::Result<Vec<(JournalEntry, String)>> {
+    let path = reuse.dir.join(journal::JOURNAL_FILE);
+    let bytes = std::fs::read(&path)
+        .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let wanted: std::collections::BTreeMap<(String, Arm, u32), (String, u32)> = units
+        .iter()
+        .filter(|u| reuse.arms.contains(&u.arm))
+        .map(|u| {
+            let (id, category) = sample_of(u.sample_index);
+            ((id, u.arm, u.repeat), (category, u.seed))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut taken = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<JournalEntry>(line) else {
+            continue;
+        };
+        let key = entry.key();
+        let Some((category, seed)) = wanted.get(&key) else {
+            continue;
+        };
+        // An errored unit says nothing of the wording: it runs again.
+        let usable = entry.category == *category && entry.seed == *seed && !entry.errored;
+        if usable && taken.insert(key) {
+            out.push((entry, line.to_string()));
+        }
+    }
+    Ok(out)
+}

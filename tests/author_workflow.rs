@@ -1,0 +1,499 @@
+//! A skill author's workflow on the scripted backend: several variants against one baseline in
+//! one run, a baseline taken from an earlier run with the same inputs (and never from one whose
+//! inputs differ), and the winning wording stamped with its scores.
+
+mod runner_support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use skilleval::eval::corpus::Sample;
+use skilleval::eval::journal::{self, JournalEntry};
+use skilleval::eval::manifest::Manifest;
+use skilleval::eval::pack::Pack;
+use skilleval::eval::plan;
+use skilleval::eval::report::{self, run_folder};
+use skilleval::eval::reuse::BaselineSource;
+use skilleval::eval::runner::{self, RunOptions, RunResult};
+use skilleval::eval::stamp;
+use skilleval::eval::stats::Arm;
+use skilleval::harness::prompt::SystemPrompt;
+use skilleval::harness::skills::SkillTree;
+use skilleval::harness::template::Family;
+use skilleval::harness::toolcall::CallFormat;
+
+use runner_support::scripted_backend::ScriptedBackend;
+use runner_support::{call, copy_pack, edit, lines, reading_of};
+
+const TOOL: &str = "station_reading";
+
+/// The mini pack copied, with two more variants beside its own `variant.md`: `second.md`
+/// (front matter and a body) and `third.md` (a body alone).
+fn pack_with_variants() -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
+    let (temp, dir) = copy_pack("mini");
+    let second = dir.join("second.md");
+    std::fs::write(
+        &second,
+        "---\nname: stations\ndescription: Read the latest temperature of a named weather station.\nversion: \"1.4\"\nallowed-tools: station_reading\n---\nCall station_reading with the station's name as the user wrote it; then give its temperature in °C.\n",
+    )
+    .unwrap();
+    let third = dir.join("third.md");
+    std::fs::write(&third, "Answer from memory; never call a tool.\n").unwrap();
+    let variants = vec![dir.join("variant.md"), second, third];
+    (temp, dir, variants)
+}
+
+fn options(pack_dir: &Path, output: &Path, variants: &[PathBuf], repeats: u32) -> RunOptions {
+    let mut opts = RunOptions::new(Pack::load(pack_dir.to_str().unwrap()).unwrap());
+    opts.output_root = output.to_path_buf();
+    opts.repeats = repeats;
+    opts.variant = variants.first().cloned();
+    opts.more_variants = variants.iter().skip(1).cloned().collect();
+    opts
+}
+
+/// Replies by arm: the baseline and `second.md` ask for the station (the baseline skips Uccle),
+/// `variant.md` skips Uccle and Oslo, `third.md` never calls.
+fn replies(sample: &Sample, arm: Arm) -> Vec<String> {
+    let station = sample.fields.get("station").and_then(|s| s.as_str());
+    let skips = match arm {
+        Arm::Control => true,
+        Arm::Baseline => sample.id == "lookup-uccle",
+        Arm::Variant => ["lookup-uccle", "lookup-oslo"].contains(&sample.id.as_str()),
+        Arm::More(0) => false,
+        Arm::More(_) => true,
+    };
+    match station {
+        Some(_) if skips => vec!["It is about 15 °C there.".into()],
+        Some(station) => vec![
+            call(TOOL, "station", station),
+            format!("The station reports {}.", reading_of(station)),
+        ],
+        None => vec!["Glad to help. Have a good day!".into()],
+    }
+}
+
+/// Replies for `arms` in the runner's plan order, leaving out the units of `skipped` arms.
+fn script(
+    opts: &RunOptions,
+    arms: &[Arm],
+    skipped: &[Arm],
+    replies_for: impl Fn(&Sample, Arm) -> Vec<String>,
+) -> Vec<String> {
+    let samples = opts.pack.corpus(None).unwrap();
+    plan::plan(&samples, opts.repeats, opts.seed, arms, false)
+        .iter()
+        .filter(|u| !skipped.contains(&u.arm))
+        .flat_map(|u| replies_for(&samples[u.sample_index], u.arm))
+        .collect()
+}
+
+fn run_with(opts: &RunOptions, replies: Vec<String>) -> RunResult {
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let result = runner::run(&mut backend, opts).expect("the run completes");
+    assert_eq!(backend.remaining(), 0, "every scripted reply was asked for");
+    result
+}
+
+/// (sample, repeat, seed, each round's text, failed laws) of one arm: what was judged.
+fn judged(entries: &[JournalEntry], arm: Arm) -> Vec<(String, u32, u32, Vec<String>, Vec<String>)> {
+    let mut rows: Vec<_> = entries
+        .iter()
+        .filter(|e| e.arm == arm)
+        .map(|e| {
+            (
+                e.sample_id.clone(),
+                e.repeat,
+                e.seed,
+                e.transcript.rounds.iter().map(|r| r.raw.clone()).collect(),
+                e.judgement.failed.clone(),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn three_variants_run_against_one_baseline_with_one_correction() {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let opts = options(&pack_dir, output.path(), &variants, 2);
+    let arms = plan::arms_with_variants(true, 3);
+    assert_eq!(
+        arms,
+        [
+            Arm::Control,
+            Arm::Baseline,
+            Arm::Variant,
+            Arm::More(0),
+            Arm::More(1)
+        ]
+    );
+    let result = run_with(&opts, script(&opts, &arms, &[], replies));
+    let samples = opts.pack.corpus(None).unwrap();
+    assert_eq!(result.entries.len(), 5 * 2 * samples.len());
+
+    // Every arm of a (sample, repeat) shares its seed.
+    for e in &result.entries {
+        let baseline = result
+            .entries
+            .iter()
+            .find(|b| b.arm == Arm::Baseline && b.sample_id == e.sample_id && b.repeat == e.repeat)
+            .unwrap();
+        assert_eq!(e.seed, baseline.seed, "{} {:?}", e.sample_id, e.arm);
+    }
+
+    let summary = &result.summary;
+    let labels: Vec<Option<&str>> = summary.wordings().map(|w| w.label.as_deref()).collect();
+    assert_eq!(
+        labels,
+        [Some("variant.md"), Some("second.md"), Some("third.md")]
+    );
+    let treatments: Vec<Arm> = summary.wordings().map(|w| w.treatment).collect();
+    assert_eq!(treatments, [Arm::Variant, Arm::More(0), Arm::More(1)]);
+    // Each variant's own rates, from the script: lookup has 3 samples.
+    let lookup = |arm: Arm| {
+        summary
+            .wordings()
+            .find(|w| w.treatment == arm)
+            .unwrap()
+            .categories
+            .iter()
+            .find(|r| r.name == "lookup")
+            .unwrap()
+            .treatment
+            .rate
+    };
+    assert_eq!(lookup(Arm::More(0)), Some(1.0));
+    assert_eq!(lookup(Arm::More(1)), Some(0.0));
+
+    // Holm covers every variant's categories: the level a category row faces is α over all of
+    // them (three categories tested per variant).
+    for wording in summary.wordings() {
+        for row in wording.categories.iter().filter(|r| r.samples > 0) {
+            assert!(
+                (row.level - 0.05 / 9.0).abs() < 1e-12,
+                "{} {}: level {}",
+                wording.name,
+                row.name,
+                row.level
+            );
+        }
+        assert!((wording.total.level - 0.05 / 3.0).abs() < 1e-12);
+    }
+
+    // The same comparison of the first variant alone: same Δ and raw p, a stricter level.
+    let single_out = tempfile::tempdir().unwrap();
+    let single = options(&pack_dir, single_out.path(), &variants[..1], 2);
+    let alone = run_with(&single, script(&single, &plan::arms(true), &[], replies));
+    assert_eq!(
+        judged(&alone.entries, Arm::Variant),
+        judged(&result.entries, Arm::Variant)
+    );
+    for (joint, own) in result
+        .summary
+        .wording
+        .categories
+        .iter()
+        .zip(&alone.summary.wording.categories)
+    {
+        assert_eq!((joint.delta, joint.p_value), (own.delta, own.p_value));
+        assert!(joint.p_adjusted >= own.p_adjusted, "{}", joint.name);
+        assert!(joint.level < own.level, "{}", joint.name);
+    }
+
+    // The files carry every variant.
+    let dir = &result.dir;
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let more: Vec<&str> = manifest
+        .more_variants
+        .iter()
+        .map(|v| v.path.as_str())
+        .collect();
+    assert_eq!(
+        more,
+        [variants[1].to_str().unwrap(), variants[2].to_str().unwrap()]
+    );
+    let csv = lines(&dir.join("summary.csv"));
+    let comparisons: BTreeSet<&str> = csv
+        .iter()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        comparisons,
+        BTreeSet::from([
+            "skill_effect",
+            "wording",
+            "wording:variant2",
+            "wording:variant3"
+        ])
+    );
+    let table = report::table(&result.summary);
+    assert!(
+        table.contains("Wording: second.md (variant2) against baseline"),
+        "{table}"
+    );
+    assert!(table.contains("Variants side by side"), "{table}");
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(markdown.contains("**Wording, third.md: "), "{markdown}");
+    let junit = report::junit::junit(&result.summary, &result.run_id);
+    assert!(
+        junit.contains("skilleval.wording.variant3.category"),
+        "{junit}"
+    );
+    // Rebuilt from the folder, the summary is the run's, names included.
+    let record = run_folder::load(dir).unwrap();
+    assert_eq!(record.summary().unwrap(), result.summary);
+}
+
+#[test]
+fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let first_opts = options(&pack_dir, output.path(), &variants[..1], 2);
+    let first = run_with(
+        &first_opts,
+        script(&first_opts, &plan::arms(true), &[], replies),
+    );
+
+    // The second wording alone, its baseline from the cache: only its own arm runs.
+    let mut later = options(&pack_dir, output.path(), &variants[1..2], 2);
+    later.baseline_source = BaselineSource::Cache;
+    let second = run_with(
+        &later,
+        script(
+            &later,
+            &plan::arms(true),
+            &[Arm::Control, Arm::Baseline],
+            |s, arm| {
+                replies(
+                    s,
+                    if arm == Arm::Variant {
+                        Arm::More(0)
+                    } else {
+                        arm
+                    },
+                )
+            },
+        ),
+    );
+    assert_eq!(second.baseline_from.as_deref(), Some(first.run_id.as_str()));
+    let copied = |dir: &Path| -> BTreeSet<String> {
+        lines(&dir.join(journal::JOURNAL_FILE))
+            .into_iter()
+            .filter(|l| !l.contains("\"arm\":\"variant\""))
+            .collect()
+    };
+    // The baseline and control lines are the earlier journal's, byte for byte.
+    assert_eq!(copied(&second.dir), copied(&first.dir));
+    assert_eq!(
+        judged(&second.entries, Arm::Baseline),
+        judged(&first.entries, Arm::Baseline)
+    );
+    let manifest = run_folder::load(&second.dir).unwrap().manifest;
+    assert_eq!(
+        manifest.baseline_from.as_deref(),
+        Some(first.run_id.as_str())
+    );
+
+    // Named explicitly, the same run is taken.
+    let mut named = later.clone();
+    named.baseline_source = BaselineSource::Run(first.run_id.clone());
+    let third = run_with(
+        &named,
+        script(
+            &named,
+            &plan::arms(true),
+            &[Arm::Control, Arm::Baseline],
+            |s, arm| {
+                replies(
+                    s,
+                    if arm == Arm::Variant {
+                        Arm::More(0)
+                    } else {
+                        arm
+                    },
+                )
+            },
+        ),
+    );
+    assert_eq!(third.baseline_from.as_deref(), Some(first.run_id.as_str()));
+}
+
+/// The earlier run of a reuse test, in its own output folder.
+fn earlier_run(pack_dir: &Path, output: &Path, variants: &[PathBuf]) -> RunResult {
+    let opts = options(pack_dir, output, &variants[..1], 1);
+    run_with(&opts, script(&opts, &plan::arms(true), &[], replies))
+}
+
+/// Whether a later run of the second wording took its baseline from the earlier run, after
+/// `change` altered the pack's files or the earlier run's manifest, and `tweak` the later
+/// run's options.
+fn reused_after(change: impl FnOnce(&Path, &Path), tweak: impl FnOnce(&mut RunOptions)) -> bool {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let first = earlier_run(&pack_dir, output.path(), &variants);
+    change(&pack_dir, &first.dir);
+    let mut later = options(&pack_dir, output.path(), &variants[1..2], 1);
+    later.baseline_source = BaselineSource::Cache;
+    tweak(&mut later);
+    let mut backend =
+        ScriptedBackend::new(Family::Gemma, std::iter::repeat_n("Glad to help.", 500));
+    let result = runner::run(&mut backend, &later).unwrap();
+    result.baseline_from.is_some()
+}
+
+/// Rewrites one field of the earlier run's manifest, as if it had run with another value.
+fn set_manifest(dir: &Path, pointer: &str, value: serde_json::Value) {
+    let path = dir.join("manifest.json");
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    *manifest
+        .pointer_mut(pointer)
+        .unwrap_or_else(|| panic!("{pointer}")) = value;
+    std::fs::write(&path, serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+}
+
+#[test]
+fn no_input_of_the_key_can_change_without_the_baseline_running_again() {
+    let same = |_: &Path, _: &Path| {};
+    let keep = |_: &mut RunOptions| {};
+    assert!(reused_after(same, keep), "the same inputs reuse");
+    assert!(!reused_after(same, |o| o.baseline_source = BaselineSource::Off));
+    assert!(!reused_after(same, |o| o.seed = 7), "the seed");
+    assert!(
+        !reused_after(same, |o| o.temperature = Some(0.3)),
+        "sampling"
+    );
+    let files = [
+        (
+            "corpus.jsonl",
+            "Thanks, that was helpful.",
+            "Thanks, that helped.",
+        ),
+        ("skills/stations/SKILL.md", "in °C.", "in degrees Celsius."),
+        ("pack.toml", "max_rounds = 3", "max_rounds = 4"),
+        ("fixtures/station_reading/uccle.json", "14 °C", "15 °C"),
+    ];
+    for (file, old, new) in files {
+        assert!(
+            !reused_after(|dir, _| edit(&dir.join(file), old, new), keep),
+            "{file}"
+        );
+    }
+    let fields = [
+        ("/model_sha256", serde_json::json!("0000")),
+        ("/skilleval_version", serde_json::json!("0.0.0")),
+        ("/llama_cpp_2_version", serde_json::json!("0.0.0")),
+        ("/backend/name", serde_json::json!("llama.cpp")),
+        ("/backend/n_batch", serde_json::json!(512)),
+        ("/parallel", serde_json::json!(2)),
+        ("/call_format", serde_json::json!("JsonTag")),
+        ("/record", serde_json::json!("Gaps")),
+    ];
+    for (pointer, value) in fields {
+        assert!(
+            !reused_after(|_, first| set_manifest(first, pointer, value), keep),
+            "{pointer}"
+        );
+    }
+}
+
+#[test]
+fn a_named_baseline_with_other_inputs_is_refused_in_one_line() {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let first = earlier_run(&pack_dir, output.path(), &variants);
+    let mut later = options(&pack_dir, output.path(), &variants[1..2], 1);
+    later.seed = 9;
+    later.baseline_source = BaselineSource::Run(first.run_id.clone());
+    let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
+    let error = runner::run(&mut backend, &later)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        error.contains(&format!("--baseline-from {}", first.run_id)),
+        "{error}"
+    );
+    assert!(error.contains("run_seed"), "{error}");
+    assert_eq!(error.lines().count(), 1, "{error}");
+}
+
+/// The system text the model is shown with `text` as the skill's `SKILL.md`, loaded.
+fn prompt_with(pack_dir: &Path, text: &str) -> String {
+    let tree = SkillTree::load(&pack_dir.join("skills"))
+        .unwrap()
+        .with_overlay("stations", text, Path::new("stamped.md"))
+        .unwrap();
+    let loaded = vec!["stations".to_string()];
+    SystemPrompt {
+        instructions: "You are a helpful assistant.",
+        format: CallFormat::Markup,
+        skills: &tree,
+        loaded: &loaded,
+        tools: &[],
+    }
+    .render()
+}
+
+#[test]
+fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let opts = options(&pack_dir, output.path(), &variants, 2);
+    let arms = plan::arms_with_variants(true, 3);
+    let result = run_with(&opts, script(&opts, &arms, &[], replies));
+    let record = run_folder::load(&result.dir).unwrap();
+    let summary = record.summary().unwrap();
+
+    // second.md passes every lookup, where the baseline misses Uccle: it wins.
+    let winner = stamp::winner(&record, &summary, None).unwrap();
+    assert_eq!(winner.arm, Arm::More(0));
+    assert_eq!(winner.file, variants[1]);
+    let before = std::fs::read_to_string(&variants[1]).unwrap();
+    let stamped = stamp::stamp(&record, &summary, winner).unwrap();
+    assert_eq!(stamped.version, (Some("1.4".into()), "1.5".into()));
+    let text = &stamped.text;
+    assert!(text.contains("version: \"1.5\""), "{text}");
+    assert!(
+        text.contains(&format!("# skilleval: run {}", result.run_id)),
+        "{text}"
+    );
+    // Vostok has no recording: a gap, left out of the rates.
+    assert!(
+        text.contains("# skilleval: lookup 100.0% over 2 samples · Δ +50.0 pp"),
+        "{text}"
+    );
+    assert!(text.contains("# skilleval: total "), "{text}");
+    assert_eq!(
+        prompt_with(&pack_dir, text),
+        prompt_with(&pack_dir, &before),
+        "the stamp changes nothing the model is shown"
+    );
+    // The stamped file still loads, and its body is the one measured: stamping again works.
+    std::fs::write(&variants[1], text).unwrap();
+    let again = stamp::winner(&record, &summary, Some(&variants[1])).unwrap();
+    let twice = stamp::stamp(&record, &summary, again).unwrap();
+    assert_eq!(twice.version, (Some("1.5".into()), "1.6".into()));
+    assert_eq!(twice.text.matches("# skilleval: run ").count(), 1);
+
+    // A body edited after the run is not stamped with that run's scores.
+    edit(&variants[1], "as the user wrote it", "exactly as written");
+    let changed = stamp::winner(&record, &summary, Some(&variants[1])).unwrap();
+    let refused = stamp::stamp(&record, &summary, changed)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(refused.contains("the body changed since run"), "{refused}");
+    // A body-only variant has no front matter to hold a stamp.
+    let third = stamp::winner(&record, &summary, Some(&variants[2])).unwrap();
+    let refused = stamp::stamp(&record, &summary, third)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(refused.contains("no front matter"), "{refused}");
+}
