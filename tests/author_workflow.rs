@@ -95,8 +95,11 @@ fn run_with(opts: &RunOptions, replies: Vec<String>) -> RunResult {
     result
 }
 
-/// (sample, repeat, seed, each round's text, failed laws) of one arm: what was judged.
-fn judged(entries: &[JournalEntry], arm: Arm) -> Vec<(String, u32, u32, Vec<String>, Vec<String>)> {
+/// (sample, repeat, seed, each round's text, failed laws): what was judged of one unit.
+type Judged = (String, u32, u32, Vec<String>, Vec<String>);
+
+/// What was judged of one arm's units, in key order.
+fn judged(entries: &[JournalEntry], arm: Arm) -> Vec<Judged> {
     let mut rows: Vec<_> = entries
         .iter()
         .filter(|e| e.arm == arm)

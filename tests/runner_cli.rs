@@ -260,3 +260,76 @@ fn a_run_resumed_one_unit_at_a_time_equals_the_uninterrupted_run() {
     assert!(cut.len() > before, "the resume ran nothing");
     assert_eq!(whole, cut);
 }
+
+#[test]
+fn an_empty_variant_folder_is_one_error_line() {
+    let empty = tempfile::tempdir().unwrap();
+    let pack = mini_pack_dir();
+    let out = skilleval_run(&[
+        "--pack",
+        pack.to_str().unwrap(),
+        "--variant",
+        empty.path().to_str().unwrap(),
+    ]);
+    assert_one_error_line(&out, &[empty.path().to_str().unwrap(), "no .md file"]);
+}
+
+#[test]
+fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
+    let (_temp, pack) = copy_pack("mini");
+    let variants = pack.join("variants");
+    std::fs::create_dir(&variants).unwrap();
+    std::fs::copy(pack.join("variant.md"), variants.join("a.md")).unwrap();
+    std::fs::write(
+        variants.join("b.md"),
+        "Call station_reading with the station's name, then say its temperature in °C.\n",
+    )
+    .unwrap();
+    let output = tempfile::tempdir().unwrap();
+    let args = |variant: &std::path::Path| {
+        vec![
+            "--pack".to_string(),
+            pack.to_str().unwrap().to_string(),
+            "--variant".into(),
+            variant.to_str().unwrap().to_string(),
+            "--limit".into(),
+            "2".into(),
+            "--repeats".into(),
+            "1".into(),
+            "--output".into(),
+            output.path().to_str().unwrap().to_string(),
+        ]
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = skilleval_run(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let first = run(args(&variants));
+    assert!(
+        first.contains("Wording: a.md (variant) against baseline"),
+        "{first}"
+    );
+    assert!(
+        first.contains("Wording: b.md (variant2) against baseline"),
+        "{first}"
+    );
+    assert!(first.contains("Variants side by side"), "{first}");
+    assert!(!first.contains("taken from run"), "{first}");
+    // b.md alone: its baseline and control come from the first run.
+    let second = run(args(&variants.join("b.md")));
+    assert!(
+        second.contains("baseline and control taken from run "),
+        "{second}"
+    );
+    let mut no_cache = args(&variants.join("b.md"));
+    no_cache.push("--no-cache".into());
+    assert!(!run(no_cache).contains("taken from run"));
+}

@@ -99,3 +99,101 @@ fn a_short_real_run_is_judged_and_replays_identically() {
     let second = runner::run(&mut *backend, &opts).unwrap();
     assert_eq!(judged(&first), judged(&second));
 }
+
+/// The lines of a run's journal for one arm, as written.
+fn journal_lines(dir: &Path, arm: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.contains(&format!("\"arm\":\"{arm}\"")))
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// Journal lines with every time (`*_secs`) and prefix-cache count set to zero.
+fn untimed(lines: &[String]) -> Vec<String> {
+    fn clear(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    if key.ends_with("_secs") || key == "cached_prompt_tokens" {
+                        *v = Value::from(0);
+                    } else {
+                        clear(v);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(clear),
+            _ => {}
+        }
+    }
+    let mut out: Vec<String> = lines
+        .iter()
+        .map(|line| {
+            let mut value: Value = serde_json::from_str(line).unwrap();
+            clear(&mut value);
+            serde_json::to_string(&value).unwrap()
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
+    let out = tempfile::tempdir().unwrap();
+    let variants = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants");
+    let (b, c) = (variants.join("b.md"), variants.join("c.md"));
+    let mut both = RunOptions::new(pack());
+    both.variant = Some(b.clone());
+    both.more_variants = vec![c.clone()];
+    both.limit = Some(3);
+    both.repeats = 1;
+    both.control = false;
+    both.output_root = out.path().join("runs");
+    let mut backend = common::backend();
+    let joint = runner::run(&mut *backend, &both).unwrap();
+    // Baseline, b and c × three samples, every arm on the same seeds.
+    assert_eq!(joint.entries.len(), 3 * 3);
+    assert_eq!(joint.summary.more_wordings.len(), 1);
+
+    // c alone, its baseline computed anew in another folder: c's transcripts are the ones it
+    // had beside b, and so is the baseline's.
+    let mut alone = both.clone();
+    alone.variant = Some(c.clone());
+    alone.more_variants = Vec::new();
+    alone.output_root = out.path().join("alone");
+    let c_alone = runner::run(&mut *backend, &alone).unwrap();
+    let arm_rows = |result: &runner::RunResult, arm: &str| -> Vec<JudgedRow> {
+        judged(result).into_iter().filter(|r| r.1 == arm).collect()
+    };
+    assert_eq!(arm_rows(&c_alone, "variant"), arm_rows(&joint, "variant2"));
+    assert_eq!(arm_rows(&c_alone, "baseline"), arm_rows(&joint, "baseline"));
+
+    // c again beside the joint run: its baseline is taken from it, line for line, and is what
+    // the recomputed baseline judged.
+    let mut again = alone.clone();
+    again.output_root = out.path().join("runs");
+    again.baseline_source = skilleval::eval::reuse::BaselineSource::Cache;
+    let reused = runner::run(&mut *backend, &again).unwrap();
+    assert_eq!(reused.baseline_from.as_deref(), Some(joint.run_id.as_str()));
+    assert_eq!(
+        journal_lines(&reused.dir, "baseline"),
+        journal_lines(&joint.dir, "baseline")
+    );
+    assert_eq!(
+        arm_rows(&reused, "baseline"),
+        arm_rows(&c_alone, "baseline")
+    );
+    // Whole entries, the reused against the recomputed: the same bytes but for the clocks and
+    // the prefix cache's hits, which depend on what ran before.
+    assert_eq!(
+        untimed(&journal_lines(&reused.dir, "baseline")),
+        untimed(&journal_lines(&c_alone.dir, "baseline"))
+    );
+    assert_eq!(arm_rows(&reused, "variant"), arm_rows(&c_alone, "variant"));
+    // Only c's three units ran.
+    assert_eq!(reused.profile.units, 3);
+}

@@ -46,7 +46,7 @@ pub enum Command {
     Chat(chat::ChatArgs),
     /// Compare a skill's baseline wording with a variant over a pack's corpus
     #[command(after_long_help = run::EXAMPLES)]
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Judge a pack's hand-labelled cases (judge-cases.jsonl) with its laws, print every
     /// disagreement, and check that every corpus sample has a reply that passes
     #[command(after_long_help = check::EXAMPLES)]
@@ -83,7 +83,7 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Generate(args) => generate::run(args),
         Command::Chat(args) => chat::run(args),
         Command::Doctor(args) => doctor::run(args),
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Check(args) => check::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),
