@@ -252,6 +252,26 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     assert_eq!(record.summary().unwrap(), result.summary);
 }
 
+/// A run of `second.md` alone whose baseline and control are copied: only its own arm asks.
+fn second_wording_only(opts: &RunOptions) -> Vec<String> {
+    let as_second = |s: &Sample, arm: Arm| {
+        replies(
+            s,
+            if arm == Arm::Variant {
+                Arm::More(0)
+            } else {
+                arm
+            },
+        )
+    };
+    script(
+        opts,
+        &plan::arms(true),
+        &[Arm::Control, Arm::Baseline],
+        as_second,
+    )
+}
+
 #[test]
 fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
     let (_temp, pack_dir, variants) = pack_with_variants();
@@ -265,24 +285,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
     // The second wording alone, its baseline from the cache: only its own arm runs.
     let mut later = options(&pack_dir, output.path(), &variants[1..2], 2);
     later.baseline_source = BaselineSource::Cache;
-    let second = run_with(
-        &later,
-        script(
-            &later,
-            &plan::arms(true),
-            &[Arm::Control, Arm::Baseline],
-            |s, arm| {
-                replies(
-                    s,
-                    if arm == Arm::Variant {
-                        Arm::More(0)
-                    } else {
-                        arm
-                    },
-                )
-            },
-        ),
-    );
+    let second = run_with(&later, second_wording_only(&later));
     assert_eq!(second.baseline_from.as_deref(), Some(first.run_id.as_str()));
     let copied = |dir: &Path| -> BTreeSet<String> {
         lines(&dir.join(journal::JOURNAL_FILE))
@@ -305,24 +308,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
     // Named explicitly, the same run is taken.
     let mut named = later.clone();
     named.baseline_source = BaselineSource::Run(first.run_id.clone());
-    let third = run_with(
-        &named,
-        script(
-            &named,
-            &plan::arms(true),
-            &[Arm::Control, Arm::Baseline],
-            |s, arm| {
-                replies(
-                    s,
-                    if arm == Arm::Variant {
-                        Arm::More(0)
-                    } else {
-                        arm
-                    },
-                )
-            },
-        ),
-    );
+    let third = run_with(&named, second_wording_only(&named));
     assert_eq!(third.baseline_from.as_deref(), Some(first.run_id.as_str()));
 }
 

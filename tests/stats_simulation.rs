@@ -60,6 +60,21 @@ fn shift_for(probabilities: &[f64], effect: f64) -> Option<f64> {
     Some(high)
 }
 
+/// Sample `s` of category `c`, in one arm and repeat.
+fn outcome(c: usize, s: usize, arm: Arm, repeat: u32, passed: bool) -> Outcome {
+    Outcome {
+        sample_id: format!("c{c}-{s}"),
+        category: category_name(c),
+        arm,
+        repeat,
+        passed,
+        failed_laws: Vec::new(),
+        applied_laws: Vec::new(),
+        gapped: false,
+        errored: false,
+    }
+}
+
 /// One simulated run's outcomes, with `effect` (a mean rise in pass probability) planted in
 /// the variant arm of category [`PLANTED`].
 fn simulated_run(rng: &mut Rng, effect: f64) -> Vec<Outcome> {
@@ -78,17 +93,7 @@ fn simulated_run(rng: &mut Rng, effect: f64) -> Vec<Outcome> {
         for s in 0..size {
             for repeat in 0..REPEATS {
                 for (arm, p) in [(Arm::Baseline, baseline[s]), (Arm::Variant, variant[s])] {
-                    outcomes.push(Outcome {
-                        sample_id: format!("c{c}-{s}"),
-                        category: category_name(c),
-                        arm,
-                        repeat,
-                        passed: rng.unit() < p,
-                        failed_laws: Vec::new(),
-                        applied_laws: Vec::new(),
-                        gapped: false,
-                        errored: false,
-                    });
+                    outcomes.push(outcome(c, s, arm, repeat, rng.unit() < p));
                 }
             }
         }
@@ -301,17 +306,7 @@ fn null_run_with_variants(rng: &mut Rng, variants: usize) -> Vec<Outcome> {
             let p = pass_probability(rng);
             for repeat in 0..REPEATS {
                 for arm in std::iter::once(Arm::Baseline).chain((0..variants).map(Arm::variant)) {
-                    outcomes.push(Outcome {
-                        sample_id: format!("c{c}-{s}"),
-                        category: category_name(c),
-                        arm,
-                        repeat,
-                        passed: rng.unit() < p,
-                        failed_laws: Vec::new(),
-                        applied_laws: Vec::new(),
-                        gapped: false,
-                        errored: false,
-                    });
+                    outcomes.push(outcome(c, s, arm, repeat, rng.unit() < p));
                 }
             }
         }
@@ -322,25 +317,34 @@ fn null_run_with_variants(rng: &mut Rng, variants: usize) -> Vec<Outcome> {
 #[test]
 fn several_variants_face_one_correction_across_all_their_categories() {
     // Holm over every variant and category: with four variants and no effect, at most 5% of
-    // runs call any category of any variant; every row faces α over all 40; and no row's
-    // adjusted p is below what the same variant's comparison alone would give.
+    // runs call any category of any variant, and at most 5% any variant's total; every category
+    // row faces α over all 40; and no row's adjusted p is below what the same variant's
+    // comparison alone would give.
     const VARIANTS: usize = 4;
-    let runs = 100;
+    // 400 runs: the share of runs calling a total is near 4%, and 100 runs are too few to
+    // tell that from 5% (the first 100 of these draws called a total in 7).
+    let runs: usize = 400;
     let mut rng = Rng::new(20_261_201);
     let treatments: Vec<Arm> = (0..VARIANTS).map(Arm::variant).collect();
     let names: Vec<String> = treatments.iter().map(|a| a.name().to_string()).collect();
-    let (mut called, mut stricter) = (0, 0);
+    let (mut called, mut totals_called, mut stricter, mut alone_totals) = (0, 0, 0, 0);
     for _ in 0..runs {
         let outcomes = null_run_with_variants(&mut rng, VARIANTS);
         let joint = compare_many(&outcomes, &names, Arm::Baseline, &treatments).unwrap();
         if joint
             .iter()
-            .any(|(c, _)| c.categories.iter().chain([&c.total]).any(Row::changed))
+            .any(|(c, _)| c.categories.iter().any(Row::changed))
         {
             called += 1;
         }
+        if joint.iter().any(|(c, _)| c.total.changed()) {
+            totals_called += 1;
+        }
         for ((comparison, _), &arm) in joint.iter().zip(&treatments) {
             let alone = compare(&outcomes, arm.name(), Arm::Baseline, arm).unwrap();
+            if alone.total.changed() {
+                alone_totals += 1;
+            }
             for (row, own) in comparison.categories.iter().zip(&alone.categories) {
                 assert_eq!(row.p_value, own.p_value, "the raw test is the same");
                 assert!(row.p_adjusted >= own.p_adjusted - 1e-12, "{}", row.name);
@@ -353,7 +357,17 @@ fn several_variants_face_one_correction_across_all_their_categories() {
         }
     }
     let rate = called as f64 / runs as f64;
-    eprintln!("{VARIANTS} variants, no effect: {called} of {runs} runs called something ({rate:.3}); {stricter} rows adjusted more strictly than alone");
-    assert!(rate <= 0.05, "false verdicts in {rate} of runs");
+    let totals_rate = totals_called as f64 / runs as f64;
+    eprintln!(
+        "{VARIANTS} variants, no effect: {called} of {runs} runs called some category ({rate:.3}), \
+         {totals_called} some total ({totals_rate:.3}); {stricter} category rows adjusted more \
+         strictly than alone; {alone_totals} of {} totals called when compared alone"
+    , runs * VARIANTS);
+    // Each family keeps Holm's promise: the categories of every variant, and the totals.
+    assert!(rate <= 0.05, "false category verdicts in {rate} of runs");
+    assert!(
+        totals_rate <= 0.05,
+        "false total verdicts in {totals_rate} of runs"
+    );
     assert!(stricter > 0, "the family spans the variants");
 }

@@ -16,7 +16,7 @@ use super::pairs::{self, Pair, Side, PAIRS_SHOWN};
 use super::run_folder::RunRecord;
 use super::{
     cells, comparison_title, errored_statement, headers, legend, rows_of, several_variants_note,
-    skill_effect_statement, variant_column, wording_statement,
+    skill_effect_statement, wording_headlines,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -96,15 +96,7 @@ fn row_data(row: &Row) -> Value {
 
 fn statements(summary: &Summary) -> Vec<String> {
     let mut out = Vec::new();
-    let several = summary.wordings().count() > 1;
-    for wording in summary.wordings() {
-        let head = if several {
-            format!("Wording, {}", variant_column(wording))
-        } else {
-            "Wording".to_string()
-        };
-        out.push(format!("{head}: {}", wording_statement(summary, wording)));
-    }
+    out.extend(wording_headlines(summary));
     if let Some(skill) = &summary.skill_effect {
         out.push(format!("Skill effect: {}", skill_effect_statement(skill)));
     } else {

@@ -4,7 +4,7 @@
 use super::{
     cells, comparison_name, comparison_title, errored_statement, flaky_lines, headers, legend,
     repeats_needed, rows_of, several_variants_note, skill_effect_statement, variant_column,
-    variants_grid, wording_statement,
+    variants_grid, wording_headlines, wording_statement,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -17,16 +17,8 @@ const FLAKY_SHOWN: usize = 20;
 pub fn markdown(summary: &Summary, title: &str, settings: &str) -> String {
     let mut out = format!("# {title}\n\n");
     let several = summary.wordings().count() > 1;
-    for wording in summary.wordings() {
-        let head = if several {
-            format!("Wording, {}", variant_column(wording))
-        } else {
-            "Wording".to_string()
-        };
-        out.push_str(&format!(
-            "**{head}: {}**\n\n",
-            wording_statement(summary, wording)
-        ));
+    for headline in wording_headlines(summary) {
+        out.push_str(&format!("**{headline}**\n\n"));
     }
     if let Some(errors) = errored_statement(summary) {
         out.push_str(&format!("**{errors}**\n\n"));

@@ -80,6 +80,23 @@ fn variant_column(comparison: &Comparison) -> String {
         .unwrap_or_else(|| comparison.treatment.name().to_string())
 }
 
+/// The headline of each wording comparison: "Wording: …", or "Wording, b.md: …" per variant
+/// in a run of several.
+fn wording_headlines(summary: &Summary) -> Vec<String> {
+    let several = summary.wordings().count() > 1;
+    summary
+        .wordings()
+        .map(|wording| {
+            let head = if several {
+                format!("Wording, {}", variant_column(wording))
+            } else {
+                "Wording".to_string()
+            };
+            format!("{head}: {}", wording_statement(summary, wording))
+        })
+        .collect()
+}
+
 /// Said under the tables of a run with several variants: how far its correction reaches.
 fn several_variants_note(summary: &Summary) -> Option<String> {
     let count = summary.wordings().count();

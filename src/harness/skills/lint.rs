@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_yaml::Value;
 
-use super::{checked_body, split_front_matter};
+use super::{checked_body, skill_folders, split_front_matter};
 
 /// The format's limits, in characters.
 pub const NAME_MAX: usize = 64;
@@ -95,12 +95,7 @@ pub fn lint_path(root: &Path) -> anyhow::Result<Report> {
     }
     let entries = std::fs::read_dir(root)
         .map_err(|e| anyhow::anyhow!("{}: cannot read skills folder: {e}", root.display()))?;
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("SKILL.md").is_file())
-        .collect();
-    dirs.sort();
+    let dirs = skill_folders(entries);
     if dirs.is_empty() {
         report.findings.push(Finding {
             file: root.to_path_buf(),

@@ -239,6 +239,17 @@ fn checked_body(body: &str, source: &Path) -> anyhow::Result<String> {
     Ok(body.trim().to_string())
 }
 
+/// The folders of a skills folder's entries that hold a `SKILL.md`, by name.
+pub fn skill_folders(entries: std::fs::ReadDir) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("SKILL.md").is_file())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 /// Skills by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillTree {
@@ -255,13 +266,7 @@ impl SkillTree {
             root: Some(root.to_path_buf()),
             ..Default::default()
         };
-        let mut dirs: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.join("SKILL.md").is_file())
-            .collect();
-        dirs.sort();
-        for dir in dirs {
+        for dir in skill_folders(entries) {
             let source = dir.join("SKILL.md");
             let text = std::fs::read_to_string(&source)
                 .with_context(|| format!("{}: cannot read", source.display()))?;
