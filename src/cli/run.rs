@@ -17,10 +17,8 @@ pub const EXIT_WORSE: u8 = 3;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval run --pack weather --variant b.md --fail-on worse --junit results.xml
-  skilleval run --pack weather --variant b.md --backend openai --endpoint http://127.0.0.1:8080 --parallel 4
-  skilleval run --pack weather --variant b.md --shard 2/3   # this machine's third; then `merge`
   skilleval run --pack weather --variant b.md --variant c.md  # two wordings, one baseline
-  skilleval run --pack weather --variant packs/weather/variants  # every .md in the folder";
+  skilleval run --pack weather --variant b.md --shard 2/3   # this machine's third; then `merge`";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
