@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 use super::args::{record_mode, BackendArgs, ModelArgs, ParallelArgs, RecordWhat};
 use crate::eval::pack::Pack;
+use crate::harness::backend::PromptLog;
 use crate::eval::reuse::BaselineSource;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::shard::Shard;
@@ -101,6 +102,10 @@ pub struct RunArgs {
     /// Print where the run's time and tokens went
     #[arg(long)]
     pub profile: bool,
+    /// Write every prompt sent to the model, with its max tokens, stop strings, sampling and
+    /// reply, one JSON line each (to read what the model saw, or to feed another server)
+    #[arg(long, value_name = "FILE")]
+    pub prompt_log: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
@@ -151,13 +156,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     if let Some(path) = &junit {
         super::report::check_junit_path(path)?;
     }
+    let prompt_log = args.prompt_log.clone();
     let (model, backend) = (args.model.clone(), args.backend.clone());
     backend.server_options(&model)?;
     let opts = args.into_options()?;
     // Fail on pack, corpus, variant and fixture mistakes before the model loads.
     let prepared = runner::prepare(&opts)?;
     let mut model = backend.open(&model, opts.parallel)?;
-    let result = runner::run_prepared(model.backend(), &prepared)?;
+    let result = match &prompt_log {
+        Some(path) => {
+            let mut logged = PromptLog::create(model.backend(), path)?;
+            let result = runner::run_prepared(&mut logged, &prepared)?;
+            logged.flush()?;
+            result
+        }
+        None => runner::run_prepared(model.backend(), &prepared)?,
+    };
     if let Some(path) = &junit {
         super::report::write_junit(path, &result.summary, &result.run_id)?;
     }

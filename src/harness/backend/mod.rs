@@ -7,6 +7,7 @@ pub mod gguf;
 pub mod llama;
 mod open;
 pub mod openai;
+mod prompt_log;
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +15,7 @@ use super::template::{self, Family, Message};
 
 pub use engine_stats::EngineStats;
 pub use open::{connect, open, OpenModel};
+pub use prompt_log::PromptLog;
 
 /// How the next token is chosen. `temperature <= 0` means greedy.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -140,6 +142,10 @@ pub struct BackendInfo {
     /// The server's base URL, for a backend that sends its prompts to one (`openai`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// Whether the server may start a prompt from the prefix it holds cached from an earlier
+    /// one (`--server-prompt-cache`); `None` for a backend that has no such choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_prompt_cache: Option<bool>,
 }
 
 pub trait Backend {
