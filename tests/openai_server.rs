@@ -229,6 +229,38 @@ fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
         "every unit identical at --parallel 3"
     );
 
+    // With the server's prompt cache the later rounds start from the prefix the slot holds,
+    // which the fresh prefills above never did; the manifest says which way the run went.
+    let cached = |result: &RunResult| -> u32 {
+        result
+            .entries
+            .iter()
+            .flat_map(|e| &e.transcript.rounds)
+            .map(|r| r.metrics.cached_prompt_tokens)
+            .sum()
+    };
+    assert_eq!(cached(&served), 0, "no reuse unless asked for");
+    let mut options = OpenAiOptions::new(&server.url).unwrap();
+    options.prompt_cache = true;
+    let mut caching = OpenAiBackend::connect(&options).expect("the server answers");
+    let opts = weather_options(&out.path().join("server-cache"));
+    let reused = runner::run(&mut caching, &opts).expect("the run with the server's cache");
+    let with_cache = rounds(&reused);
+    let identical = ours.iter().zip(&with_cache).filter(|(a, b)| a == b).count();
+    eprintln!(
+        "--server-prompt-cache: {identical} of {} units identical, {} prompt tokens reused",
+        ours.len(),
+        cached(&reused)
+    );
+    assert!(cached(&reused) > 0, "the server reused cached prompts");
+    let recorded = |result: &RunResult| -> serde_json::Value {
+        let text = std::fs::read_to_string(result.dir.join("manifest.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["backend"]["server_prompt_cache"]
+            .clone()
+    };
+    assert_eq!(recorded(&reused), true);
+    assert_eq!(recorded(&served), false);
+
     let manifest: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(served.dir.join("manifest.json")).unwrap())
             .unwrap();
@@ -313,6 +345,13 @@ fn backend_flags_that_do_not_fit_are_one_line_before_anything_loads() {
     assert_eq!(code, 1);
     assert!(
         stderr.contains("--endpoint: only with --backend openai"),
+        "{stderr}"
+    );
+
+    let (code, stderr) = run_command(&["--server-prompt-cache"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--server-prompt-cache: only with --backend openai"),
         "{stderr}"
     );
 

@@ -84,6 +84,11 @@ pub struct BackendArgs {
     /// waiting 0.5 s, 1 s, 2 s… between them (--backend openai)
     #[arg(long, default_value_t = 4)]
     pub retries: u32,
+    /// Let a llama.cpp server start each prompt from the prefix its slot holds cached from an
+    /// earlier prompt (--backend openai): much less prefill at --parallel above 1, but the
+    /// transcripts no longer replay exactly, as the prefill's batches then differ
+    #[arg(long)]
+    pub server_prompt_cache: bool,
 }
 
 impl BackendArgs {
@@ -91,6 +96,9 @@ impl BackendArgs {
     /// the backend is an error, before anything loads or connects.
     pub fn server_options(&self, model: &ModelArgs) -> anyhow::Result<Option<OpenAiOptions>> {
         match (self.backend, &self.endpoint) {
+            (BackendKind::Llama, None) if self.server_prompt_cache => {
+                anyhow::bail!("--server-prompt-cache: only with --backend openai")
+            }
             (BackendKind::Llama, None) => Ok(None),
             (BackendKind::Llama, Some(_)) => {
                 anyhow::bail!("--endpoint: only with --backend openai")
@@ -103,6 +111,7 @@ impl BackendArgs {
                 options.model = model.model.as_ref().map(|m| m.display().to_string());
                 options.family = model.family;
                 options.retries = self.retries;
+                options.prompt_cache = self.server_prompt_cache;
                 Ok(Some(options))
             }
         }

@@ -148,6 +148,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         sequences: 1,
         n_batch: PREFILL_CHUNK as u32,
         endpoint: None,
+        server_prompt_cache: None,
     };
     Ok(LoadedModel {
         model,

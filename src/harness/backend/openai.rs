@@ -7,8 +7,8 @@
 //! carries the seed, temperature, top-p, `max_tokens` and the stop strings; a llama.cpp server
 //! (it says `owned_by: llamacpp` at `/v1/models`) also gets top-k, the
 //! embedded backend's sampler order with min-p off, a fresh prefill per request (no reuse of the
-//! previous prompt's cache, whose batch boundaries would differ from a fresh prefill's), and
-//! `verbose` for how the generation ended. The API key comes from `$SKILLEVAL_API_KEY` and is sent
+//! previous prompt's cache, whose batch boundaries would differ from a fresh prefill's) unless
+//! `--server-prompt-cache` asks for reuse, and `verbose` for how the generation ended. The API key comes from `$SKILLEVAL_API_KEY` and is sent
 //! as `Authorization: Bearer`. Connection errors, 5xx and 429 are retried with exponential
 //! backoff a bounded number of times; anything else is one line naming the endpoint.
 
@@ -44,6 +44,9 @@ pub struct OpenAiOptions {
     /// Longest wait for one response.
     pub timeout: Duration,
     pub api_key: Option<String>,
+    /// Let a llama.cpp server start a prompt from the prefix its slot holds from an earlier
+    /// one: far less prefill, but transcripts no longer replay exactly.
+    pub prompt_cache: bool,
 }
 
 impl OpenAiOptions {
@@ -57,6 +60,7 @@ impl OpenAiOptions {
             backoff: Duration::from_millis(500),
             timeout: Duration::from_secs(600),
             api_key: std::env::var(API_KEY_VAR).ok().filter(|k| !k.is_empty()),
+            prompt_cache: false,
         })
     }
 }
@@ -151,6 +155,7 @@ impl OpenAiBackend {
             model_name: backend.model.clone(),
             load_secs: started.elapsed().as_secs_f64(),
             sequences: 1,
+            server_prompt_cache: backend.llama_cpp.then_some(options.prompt_cache),
             ..Default::default()
         };
         Ok(backend)
@@ -285,7 +290,7 @@ impl OpenAiBackend {
             body["top_k"] = json!(s.top_k);
             body["min_p"] = json!(0.0);
             body["samplers"] = json!(["top_k", "top_p", "temperature"]);
-            body["cache_prompt"] = json!(false);
+            body["cache_prompt"] = json!(self.options.prompt_cache);
             body["verbose"] = json!(true);
         }
         body
