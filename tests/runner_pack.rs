@@ -53,7 +53,7 @@ fn the_mini_pack_loads_with_its_paths_resolved() {
     assert_eq!(pack.laws.len(), 3);
     assert_eq!(
         pack.tools[0].fixtures,
-        mini_pack_dir().join("fixtures/station_reading")
+        Some(mini_pack_dir().join("fixtures/station_reading"))
     );
     assert_eq!(pack.budgets.max_rounds, 3);
     assert_eq!(pack.corpus(None).unwrap().len(), 6);
@@ -143,6 +143,23 @@ fn a_tool_of_unknown_kind_is_named_with_the_known_kinds() {
         error.contains("recordings") && error.contains("weather_lookup"),
         "{error}"
     );
+}
+
+#[test]
+fn a_recorded_tool_needs_its_fixtures_and_a_computed_tool_takes_none() {
+    let (error, file, _temp) = error_after_edit("fixtures = \"fixtures/station_reading\"\n", "");
+    let line = line_of(&file, "[[tools]]", 0);
+    assert_names(
+        &error,
+        &file,
+        Some(line),
+        "field `tools[0].fixtures` is missing",
+    );
+
+    // The same tool as the computed calculator, still naming a fixtures folder.
+    let (error, file, _temp) = error_after_edit("kind = \"recorded\"", "kind = \"calculate\"");
+    assert_names(&error, &file, Some(line), "field `tools[0].fixtures`");
+    assert!(error.contains("calculate is computed"), "{error}");
 }
 
 /// The error of loading a corpus of these lines with the mini pack.

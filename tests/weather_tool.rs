@@ -505,7 +505,7 @@ fn weather_tool_spec(dir: &Path) -> ToolSpec {
         description: None,
         parameters: None,
         skill_gate: None,
-        fixtures: route.dir,
+        fixtures: Some(route.dir),
         key_arguments: route.key_arguments,
         folds: route.folds,
     }

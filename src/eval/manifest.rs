@@ -104,7 +104,11 @@ impl InputHashes {
             file_sha256(path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))
         };
         let mut fixtures = Sha256::new();
-        let dirs: BTreeSet<PathBuf> = pack.tools.iter().map(|t| t.fixtures.clone()).collect();
+        let dirs: BTreeSet<PathBuf> = pack
+            .tools
+            .iter()
+            .filter_map(|t| t.fixtures.clone())
+            .collect();
         for dir in &dirs {
             fixtures.update(dir.display().to_string().as_bytes());
             fixtures.update([0]);

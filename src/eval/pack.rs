@@ -21,8 +21,8 @@ use crate::harness::toolcall::CallFormat;
 #[serde(deny_unknown_fields)]
 pub struct ToolSpec {
     pub name: String,
-    /// A typed tool built into skilleval (`weather_lookup`), or `recorded` for a tool that exists
-    /// only as fixtures, described here.
+    /// A typed tool built into skilleval (`weather_lookup`, or the computed `calculate` and
+    /// `convert_units`), or `recorded` for a tool that exists only as fixtures, described here.
     pub kind: String,
     #[serde(default)]
     pub description: Option<String>,
@@ -31,7 +31,10 @@ pub struct ToolSpec {
     /// Offered only once this skill is loaded; defaults to the typed tool's own gate.
     #[serde(default)]
     pub skill_gate: Option<String>,
-    pub fixtures: PathBuf,
+    /// The folder of recordings; none for a computed tool, which answers every call itself.
+    #[serde(default)]
+    pub fixtures: Option<PathBuf>,
+    #[serde(default)]
     pub key_arguments: Vec<String>,
     #[serde(default)]
     pub folds: Vec<Fold>,
@@ -202,8 +205,17 @@ impl Pack {
                     crate::tools::TYPED_TOOLS.join(", ")
                 ),
             }
-            if t.key_arguments.is_empty() {
-                bail!("{at}: field `tools[{i}].key_arguments` is empty");
+            if crate::tools::computed(&t.kind).is_some() {
+                if t.fixtures.is_some() || !t.key_arguments.is_empty() {
+                    bail!("{at}: field `tools[{i}].fixtures`: {} is computed, it answers every call itself; drop `fixtures` and `key_arguments`", t.kind);
+                }
+            } else {
+                if t.fixtures.is_none() {
+                    bail!("{at}: field `tools[{i}].fixtures` is missing: the folder of the tool's recordings");
+                }
+                if t.key_arguments.is_empty() {
+                    bail!("{at}: field `tools[{i}].key_arguments` is empty");
+                }
             }
             tools.push(t);
         }
@@ -301,7 +313,7 @@ impl Pack {
             }
         }
         for t in &mut tools {
-            t.fixtures = dir.join(&t.fixtures);
+            t.fixtures = t.fixtures.as_ref().map(|f| dir.join(f));
         }
         Ok(Pack {
             name: raw.name,
@@ -390,11 +402,13 @@ impl Pack {
     pub fn routes(&self) -> Vec<Route> {
         self.tools
             .iter()
-            .map(|t| Route {
-                tool: t.name.clone(),
-                dir: t.fixtures.clone(),
-                key_arguments: t.key_arguments.clone(),
-                folds: t.folds.clone(),
+            .filter_map(|t| {
+                Some(Route {
+                    tool: t.name.clone(),
+                    dir: t.fixtures.clone()?,
+                    key_arguments: t.key_arguments.clone(),
+                    folds: t.folds.clone(),
+                })
             })
             .collect()
     }

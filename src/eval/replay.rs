@@ -108,6 +108,10 @@ fn answer(
     live: &LiveServices,
     args: &Map<String, Value>,
 ) -> ToolOutput {
+    // A computed tool works out every answer itself: nothing to look up, so never a gap.
+    if let Some(computed) = crate::tools::computed(&spec.kind) {
+        return (computed.answer)(args).with_meta(json!({"computed": true}));
+    }
     // Arguments the typed tool refuses are refused here too, as the live tool would, with no
     // lookup: the model's mistake is judged, not hidden as a gap, and never sent to a service.
     if spec.kind == weather::TOOL_NAME {
@@ -202,6 +206,8 @@ pub fn build_registry(
         let (description, parameters, gate) = if spec.kind == weather::TOOL_NAME {
             let def = weather::tool_def(Arc::new(weather::WeatherService::new()));
             (def.description, def.parameters, def.skill_gate)
+        } else if let Some(computed) = crate::tools::computed(&spec.kind) {
+            (computed.description.to_string(), computed.parameters, None)
         } else {
             (
                 spec.description.clone().unwrap_or_default(),

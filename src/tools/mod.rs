@@ -1,10 +1,43 @@
-//! Typed tools a pack can offer the model.
+//! Typed tools a pack can offer the model: `weather_lookup`, answered from its live service or
+//! its recordings, and the computed tools `calculate` and `convert_units`, which work out every
+//! answer themselves and so need no recordings.
 
+pub mod calculator;
+mod exact;
+pub mod units;
 pub mod weather;
 
+use serde_json::{Map, Value};
+
+use crate::harness::tools::ToolOutput;
+
 /// The typed tools skilleval carries, by `kind` in `pack.toml`.
-pub const TYPED_TOOLS: [&str; 1] = [weather::TOOL_NAME];
+pub const TYPED_TOOLS: [&str; 3] = [weather::TOOL_NAME, calculator::TOOL_NAME, units::TOOL_NAME];
 
 pub fn is_typed_tool(kind: &str) -> bool {
     TYPED_TOOLS.contains(&kind)
+}
+
+/// A computed tool: its description, argument schema and answer.
+pub struct Computed {
+    pub description: &'static str,
+    pub parameters: Value,
+    pub answer: fn(&Map<String, Value>) -> ToolOutput,
+}
+
+/// The computed tool of this `kind`, if it is one.
+pub fn computed(kind: &str) -> Option<Computed> {
+    match kind {
+        calculator::TOOL_NAME => Some(Computed {
+            description: calculator::description(),
+            parameters: calculator::parameters_schema(),
+            answer: calculator::answer,
+        }),
+        units::TOOL_NAME => Some(Computed {
+            description: units::description(),
+            parameters: units::parameters_schema(),
+            answer: units::answer,
+        }),
+        _ => None,
+    }
 }
