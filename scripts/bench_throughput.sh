@@ -11,6 +11,9 @@
 #   (b) the engine's bare decode loop (no harness) at 1 and 16 sequences;
 #   (c) the README's command at --parallel 1 --no-prefix-cache, at --parallel 1 and at the
 #       default --parallel, each with its tokens and seconds in prompt and generate work;
+#   (d) the peer a user would pick instead: llama-server (built by the same script) with one slot
+#       per sequence and its prompt cache, fed the default run's very prompts (its --prompt-log)
+#       by scripts/server_peer.py, one client thread per worker;
 # then the ratios that docs/throughput.md holds the engine to, and how many transcripts differ
 # between --parallel 1 and the default.
 set -euo pipefail
@@ -20,7 +23,9 @@ REPEATS="${REPEATS:-1}"
 CATEGORIES="${CATEGORIES:-city_country,plain_city,not_weather}"
 VARIANT="${VARIANT:-packs/weather/variants/b.md}"
 CTX="${CTX:-4096}"
-command -v jq >/dev/null || { echo "bench_throughput: needs jq (apt-get install jq)" >&2; exit 2; }
+for tool in jq curl python3; do
+  command -v "$tool" >/dev/null || { echo "bench_throughput: needs $tool (apt-get install $tool)" >&2; exit 2; }
+done
 
 cargo build --release --quiet
 tools="$(bash scripts/build_llama_tools.sh)"
@@ -58,7 +63,7 @@ echo "workload: weather, $CATEGORIES, $VARIANT, $REPEATS repeat(s), --ctx $CTX p
 
 scratch="$(run scratch --parallel 1 --no-prefix-cache)"
 sequential="$(run sequential --parallel 1)"
-batched="$(run batched)"
+batched="$(run batched --prompt-log "$out/prompts.jsonl")"
 parallel="$(jq -r .parallel "$batched/profile.json")"
 model="$(jq -r .backend.model_path "$batched/manifest.json")"
 # The context the run's prompts sit at: their mean length.
@@ -103,6 +108,25 @@ done
 jq -r '.engine | "fillers \(.filler_tokens) · stream copies \(.stream_copies) · decode calls \(.decode_calls)"' \
   "$batched/profile.json"
 
+echo
+echo "(d) llama-server, $parallel slots with its prompt cache, fed the same $(wc -l <"$out/prompts.jsonl") prompts"
+port="${PEER_PORT:-18089}"
+"$tools/llama-server" -m "$model" --host 127.0.0.1 --port "$port" -np "$parallel" -c $((parallel * CTX)) --swa-full \
+  -t "$(nproc)" >"$out/llama-server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 180); do
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
+  kill -0 "$server_pid" 2>/dev/null || { echo "llama-server exited:" >&2; tail -5 "$out/llama-server.log" >&2; exit 1; }
+  sleep 1
+done
+python3 scripts/server_peer.py "$out/prompts.jsonl" "http://127.0.0.1:$port" | tee "$out/peer.json"
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+peer_wall="$(jq .wall_secs "$out/peer.json")"
+engine_wall="$(jq .wall_secs "$batched/profile.json")"
+sequential_wall="$(jq .wall_secs "$sequential/profile.json")"
+
 prefill1="$(rate "$sequential" '[.prompt_tokens - .cached_prompt_tokens, .prefill_secs]')"
 prompt_calls="$(rate "$batched" '[.engine.prefill_call_tokens, .engine.prefill_secs]')"
 generate_calls="$(rate "$batched" '[.engine.decode_only_tokens, .engine.decode_secs]')"
@@ -116,6 +140,9 @@ echo "generate calls at $parallel / llama-batched-bench S_TG:   $(ratio "$genera
 echo "bare loop at 1 / llama-batched-bench S_TG at 1:      $(ratio "$bare1" "$llama_tg1")"
 echo "one-sequence prefill / llama-batched-bench S_PP at 1: $(ratio "$prefill1" "$llama_pp1")"
 echo "units/s at $parallel / at 1: $(ratio "$(jq .samples_per_sec "$batched/profile.json")" "$(jq .samples_per_sec "$sequential/profile.json")")"
+echo "README command at $parallel / at --parallel 1 (wall):    $(ratio "$sequential_wall" "$engine_wall")  (target >= 2.8)"
+echo "README command / llama-server peer (wall):         $(ratio "$peer_wall" "$engine_wall")  (target >= 1.5)"
+echo "peak memory at $parallel: $(jq '.peak_memory_bytes / 1048576 | round' "$batched/profile.json") MiB  (target <= 2048)"
 
 # One line per unit: its key and the raw text of every round.
 transcripts() {
