@@ -53,15 +53,27 @@ fn a_run_logs_every_prompt_it_sent_with_the_reply_the_journal_holds() {
     };
 
     let logged = log_lines(&log);
-    let prompts: Vec<&str> = logged.iter().map(|l| l["prompt"].as_str().unwrap()).collect();
-    assert_eq!(prompts, scripted.prompts, "the prompts the backend was sent, in order");
+    let prompts: Vec<&str> = logged
+        .iter()
+        .map(|l| l["prompt"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        prompts, scripted.prompts,
+        "the prompts the backend was sent, in order"
+    );
     let entries = journal::read(&result.dir.join("journal.jsonl")).unwrap();
     let raw: Vec<&str> = entries
         .iter()
         .flat_map(|e| e.transcript.rounds.iter().map(|r| r.raw.as_str()))
         .collect();
-    let replies: Vec<&str> = logged.iter().map(|l| l["reply"].as_str().unwrap()).collect();
-    assert_eq!(replies, raw, "each line's reply is the round the journal holds");
+    let replies: Vec<&str> = logged
+        .iter()
+        .map(|l| l["reply"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        replies, raw,
+        "each line's reply is the round the journal holds"
+    );
     let budget = opts.pack.budgets.max_tokens_per_round as u64;
     assert!(logged
         .iter()
@@ -121,7 +133,9 @@ fn forks_are_numbered_clients_whose_lines_keep_their_order() {
         .map(|(k, mut worker)| {
             std::thread::spawn(move || {
                 for round in 0..5 {
-                    worker.generate(&request(&format!("w{k} r{round}"), round)).unwrap();
+                    worker
+                        .generate(&request(&format!("w{k} r{round}"), round))
+                        .unwrap();
                 }
             })
         })
@@ -137,8 +151,13 @@ fn forks_are_numbered_clients_whose_lines_keep_their_order() {
         let own: Vec<&Value> = lines.iter().filter(|l| l["client"] == client).collect();
         let prompts: Vec<&str> = own.iter().map(|l| l["prompt"].as_str().unwrap()).collect();
         let expected: Vec<String> = (0..5).map(|r| format!("w{k} r{r}")).collect();
-        assert_eq!(prompts, expected, "client {client}'s lines in the order it sent them");
-        assert!(own.iter().all(|l| l["reply"] == l["prompt"] && l["max_tokens"] == 7));
+        assert_eq!(
+            prompts, expected,
+            "client {client}'s lines in the order it sent them"
+        );
+        assert!(own
+            .iter()
+            .all(|l| l["reply"] == l["prompt"] && l["max_tokens"] == 7));
         let seeds: Vec<u64> = own.iter().map(|l| l["seed"].as_u64().unwrap()).collect();
         assert_eq!(seeds, vec![0, 1, 2, 3, 4]);
     }

@@ -7,11 +7,11 @@ use clap::{Args, ValueEnum};
 
 use super::args::{record_mode, BackendArgs, ModelArgs, ParallelArgs, RecordWhat};
 use crate::eval::pack::Pack;
-use crate::harness::backend::PromptLog;
 use crate::eval::reuse::BaselineSource;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::shard::Shard;
 use crate::eval::{report, stats};
+use crate::harness::backend::PromptLog;
 
 /// Exit code when `--fail-on worse` finds a category worse beyond noise.
 pub const EXIT_WORSE: u8 = 3;

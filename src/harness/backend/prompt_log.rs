@@ -32,7 +32,8 @@ pub struct PromptLog<B> {
 impl<B> PromptLog<B> {
     /// Logs `inner`'s requests to a new file at `path` (an existing one is replaced).
     pub fn create(inner: B, path: &Path) -> anyhow::Result<Self> {
-        let file = File::create(path).with_context(|| format!("--prompt-log {}", path.display()))?;
+        let file =
+            File::create(path).with_context(|| format!("--prompt-log {}", path.display()))?;
         Ok(PromptLog {
             inner,
             client: 0,
