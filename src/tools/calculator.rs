@@ -8,7 +8,7 @@ use crate::harness::tools::ToolOutput;
 
 pub const TOOL_NAME: &str = "calculate";
 
-const DESCRIPTION: &str = "Exact arithmetic on two numbers: a, then the operation, then b.";
+pub const DESCRIPTION: &str = "Exact arithmetic on two numbers: a, then the operation, then b.";
 
 const OPERATIONS: [&str; 4] = ["add", "subtract", "multiply", "divide"];
 
@@ -26,10 +26,6 @@ pub fn parameters_schema() -> Value {
         },
         "required": ["a", "operation", "b"],
     })
-}
-
-pub fn description() -> &'static str {
-    DESCRIPTION
 }
 
 /// The tool's answer to one call: `12 × 3 = 36`, `10 ÷ 3 ≈ 3.3333`, or an error result saying

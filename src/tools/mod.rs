@@ -29,12 +29,12 @@ pub struct Computed {
 pub fn computed(kind: &str) -> Option<Computed> {
     match kind {
         calculator::TOOL_NAME => Some(Computed {
-            description: calculator::description(),
+            description: calculator::DESCRIPTION,
             parameters: calculator::parameters_schema(),
             answer: calculator::answer,
         }),
         units::TOOL_NAME => Some(Computed {
-            description: units::description(),
+            description: units::DESCRIPTION,
             parameters: units::parameters_schema(),
             answer: units::answer,
         }),

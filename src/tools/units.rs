@@ -9,7 +9,7 @@ use crate::harness::tools::ToolOutput;
 
 pub const TOOL_NAME: &str = "convert_units";
 
-const DESCRIPTION: &str =
+pub const DESCRIPTION: &str =
     "Converts a quantity from one unit of measurement to another and returns the exact result.";
 
 pub fn parameters_schema() -> Value {
@@ -22,10 +22,6 @@ pub fn parameters_schema() -> Value {
         },
         "required": ["value", "from_unit", "to_unit"],
     })
-}
-
-pub fn description() -> &'static str {
-    DESCRIPTION
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,14 +306,11 @@ pub fn answer(args: &Map<String, Value>) -> ToolOutput {
         return ToolOutput::error("The number is too large or too precise to convert exactly.");
     };
     let (shown, exact) = result.show();
-    format_answer(&amount, from, if exact { "=" } else { "≈" }, &shown, to)
-}
-
-fn format_answer(amount: &str, from: &Unit, relation: &str, shown: &str, to: &Unit) -> ToolOutput {
+    let relation = if exact { "=" } else { "≈" };
     ToolOutput::ok(format!(
         "{amount} {} {relation} {shown} {}",
-        name_for(from, amount),
-        name_for(to, shown)
+        name_for(from, &amount),
+        name_for(to, &shown)
     ))
 }
 
