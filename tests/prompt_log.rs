@@ -1,6 +1,8 @@
 //! `run --prompt-log`: every request the run sent, in order, with the reply it got; and forks
-//! numbered as separate clients whose own lines keep their order.
+//! numbered as separate clients whose own lines keep their order; and on the real model through
+//! the batched engine, where every worker is a fork.
 
+mod common;
 mod runner_support;
 
 use std::path::Path;
@@ -161,4 +163,62 @@ fn forks_are_numbered_clients_whose_lines_keep_their_order() {
         let seeds: Vec<u64> = own.iter().map(|l| l["seed"].as_u64().unwrap()).collect();
         assert_eq!(seeds, vec![0, 1, 2, 3, 4]);
     }
+}
+
+/// The default model through the batched engine, two workers: every round the journal holds is
+/// in the log once, with the reply the model gave, under one of the two workers' numbers.
+#[test]
+fn a_batched_run_on_the_real_model_logs_each_round_under_its_worker() {
+    use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
+    use skilleval::harness::backend::llama::LlamaOptions;
+
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let output = tempfile::tempdir().unwrap();
+    let mut opts =
+        RunOptions::new(Pack::load(root.join("packs/weather").to_str().unwrap()).unwrap());
+    opts.output_root = output.path().to_path_buf();
+    opts.limit = Some(2);
+    opts.repeats = 1;
+    opts.control = false;
+    opts.parallel = 2;
+    let mut llama = LlamaOptions::new(common::model_path());
+    llama.n_ctx = 2048;
+    let engine = BatchedEngine::start(&BatchedOptions::new(llama, 2)).expect("the engine starts");
+    let mut handle = engine.handle();
+    let log = output.path().join("prompts.jsonl");
+    let result = {
+        let backend: &mut dyn Backend = &mut handle;
+        let mut logged = PromptLog::create(backend, &log).unwrap();
+        let result = runner::run(&mut logged, &opts).expect("the run completes");
+        logged.flush().unwrap();
+        result
+    };
+
+    let logged = log_lines(&log);
+    let mut replies: Vec<String> = logged
+        .iter()
+        .map(|l| l["reply"].as_str().unwrap().to_string())
+        .collect();
+    let mut rounds: Vec<String> = result
+        .entries
+        .iter()
+        .flat_map(|e| e.transcript.rounds.iter().map(|r| r.raw.clone()))
+        .collect();
+    replies.sort();
+    rounds.sort();
+    assert_eq!(replies, rounds, "every round once, with the model's reply");
+    assert!(logged.iter().all(|l| l["client"] == 1 || l["client"] == 2));
+    let logged_tokens: u64 = logged
+        .iter()
+        .map(|l| l["generated_tokens"].as_u64().unwrap())
+        .sum();
+    let generated: u64 = result
+        .entries
+        .iter()
+        .map(|e| e.transcript.metrics.generated_tokens as u64)
+        .sum();
+    assert_eq!(logged_tokens, generated, "the model's own token counts");
+    assert!(logged
+        .iter()
+        .all(|l| l["prompt"].as_str().unwrap().starts_with("<bos>")));
 }
