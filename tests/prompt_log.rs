@@ -2,6 +2,8 @@
 //! numbered as separate clients whose own lines keep their order; and on the real model through
 //! the batched engine, where every worker is a fork.
 
+// Only the model path is needed here; the shared loader stays unused.
+#[allow(dead_code)]
 mod common;
 mod runner_support;
 

@@ -1,7 +1,5 @@
 //! Shared by the tests that run the real default model.
 
-#![allow(dead_code)] // Each test binary uses its own part of this module.
-
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
