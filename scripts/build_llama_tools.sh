@@ -14,8 +14,10 @@
 # $XDG_CACHE_HOME/skilleval, else ~/.cache/skilleval), with a SOURCE file beside it.
 #
 # Release, CPU only, no curl, no OpenSSL, no web UI assets (the UI's prebuilt download is off), no
-# tests or examples, and only the two targets. Everything runs under `nice -n 19`; progress goes to
-# stderr, the bin folder alone to stdout.
+# tests or examples, and only the two targets. On x86-64 it builds without llama.cpp's AMX kernels,
+# which crash on the first decode on Xeons with AMX, as .cargo/config.toml does for the embedded
+# engine; a cached build made with other flags is built again (its FLAGS file tells). Everything
+# runs under `nice -n 19`; progress goes to stderr, the bin folder alone to stdout.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,9 +63,13 @@ fi
 tools_dir="$CACHE_DIR/llama-tools/$source_name"
 bin_dir="$tools_dir/bin"
 
+build_flags=""
+if [ "$(uname -m)" = "x86_64" ]; then build_flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; fi
+
 all_built() {
   local target
   for target in "${TARGETS[@]}"; do [ -x "$bin_dir/$target" ] || return 1; done
+  [ "$(cat "$tools_dir/FLAGS" 2>/dev/null || echo none)" = "$build_flags" ]
 }
 
 if all_built; then
@@ -106,7 +112,8 @@ nice -n 19 cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
   -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON \
   -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
   -DGGML_CUDA=OFF -DGGML_VULKAN=OFF -DGGML_METAL=OFF -DGGML_BLAS=OFF \
-  -DBUILD_SHARED_LIBS=OFF >"$work/configure.log" 2>&1 ||
+  -DBUILD_SHARED_LIBS=OFF -DCMAKE_C_FLAGS="$build_flags" -DCMAKE_CXX_FLAGS="$build_flags" \
+  >"$work/configure.log" 2>&1 ||
   { tail -n 30 "$work/configure.log" >&2; die "cmake configure failed"; }
 say "building ${TARGETS[*]} on $jobs jobs (several minutes on a small machine)"
 nice -n 19 cmake --build "$work/build" --config Release -j "$jobs" --target "${TARGETS[@]}" \
@@ -116,6 +123,7 @@ nice -n 19 cmake --build "$work/build" --config Release -j "$jobs" --target "${T
 mkdir -p "$bin_dir.partial"
 for target in "${TARGETS[@]}"; do cp "$work/build/bin/$target" "$bin_dir.partial/"; done
 printf '%s\n' "$source_name" >"$tools_dir/SOURCE"
+printf '%s\n' "$build_flags" >"$tools_dir/FLAGS"
 rm -rf "$bin_dir"
 mv "$bin_dir.partial" "$bin_dir"
 say "built ${TARGETS[*]} from $source_name"

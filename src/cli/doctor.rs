@@ -3,7 +3,6 @@
 //! CPU features the build uses, the threads, and whether every pack's skills, corpus and
 //! fixtures load. Any problem makes the exit code 1.
 
-use std::ffi::{c_char, CStr};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -134,34 +133,12 @@ fn check_model(up: &mut Checkup, args: &ModelArgs) {
     }
 }
 
-/// llama.cpp's own account of the CPU features it was built with ("CPU : SSE3 = 1 | AVX2 = 1 …").
+/// The CPU features the llama.cpp build uses.
 fn cpu_features() -> String {
-    extern "C" {
-        fn llama_print_system_info() -> *const c_char;
-    }
-    // The CPU backend registers when llama.cpp starts.
-    if llama::runtime().is_err() {
-        return "unknown (llama.cpp did not start)".into();
-    }
-    // SAFETY: llama.cpp returns a pointer to a static, NUL-terminated buffer it owns.
-    let text = unsafe {
-        let ptr = llama_print_system_info();
-        if ptr.is_null() {
-            return "unknown".into();
-        }
-        CStr::from_ptr(ptr).to_string_lossy().into_owned()
-    };
-    let features: Vec<&str> = text
-        .split('|')
-        .map(str::trim)
-        .filter(|f| f.ends_with("= 1"))
-        .map(|f| f.trim_end_matches("= 1").trim())
-        .map(|f| f.rsplit(": ").next().unwrap_or(f))
-        .collect();
-    if features.is_empty() {
-        text.trim().to_string()
-    } else {
-        features.join(" ")
+    match llama::build_features() {
+        Ok(features) if !features.is_empty() => features.join(" "),
+        Ok(_) => "unknown".into(),
+        Err(_) => "unknown (llama.cpp did not start)".into(),
     }
 }
 

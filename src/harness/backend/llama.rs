@@ -1,5 +1,6 @@
 //! llama.cpp through llama-cpp-2: one loaded model, one context, reused across generations.
 
+use std::ffi::{c_char, CStr};
 use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
@@ -66,6 +67,44 @@ pub(crate) fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
     Ok(RUNTIME.get_or_init(|| rt))
 }
 
+/// The CPU features llama.cpp was built with, from its own account ("CPU : SSE3 = 1 | AVX2 = 1
+/// …"): the names of those that are on.
+pub fn build_features() -> anyhow::Result<Vec<String>> {
+    extern "C" {
+        fn llama_print_system_info() -> *const c_char;
+    }
+    // The CPU backend registers when llama.cpp starts.
+    runtime()?;
+    // SAFETY: llama.cpp returns a pointer to a static, NUL-terminated buffer it owns.
+    let text = unsafe {
+        let ptr = llama_print_system_info();
+        if ptr.is_null() {
+            return Ok(Vec::new());
+        }
+        CStr::from_ptr(ptr).to_string_lossy().into_owned()
+    };
+    Ok(text
+        .split('|')
+        .map(str::trim)
+        .filter(|f| f.ends_with("= 1"))
+        .map(|f| f.trim_end_matches("= 1").trim())
+        .map(|f| f.rsplit(": ").next().unwrap_or(f).to_string())
+        .collect())
+}
+
+/// llama.cpp's AMX kernels crash on the first decode (SIGSEGV in `ggml_backend_amx_mul_mat`) on
+/// Xeons with AMX; `.cargo/config.toml` builds without them, but a build folder configured
+/// before that keeps them, and cargo does not configure llama.cpp again by itself.
+fn refuse_amx_build() -> anyhow::Result<()> {
+    if build_features()?.iter().any(|f| f.starts_with("AMX")) {
+        bail!(
+            "this build of llama.cpp has its AMX kernels, which crash on the first decode; \
+             build it again without them: cargo clean --release -p llama-cpp-sys-2 && cargo build --release"
+        );
+    }
+    Ok(())
+}
+
 pub fn available_threads() -> u32 {
     std::thread::available_parallelism()
         .map(|n| n.get() as u32)
@@ -112,6 +151,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         })?,
     };
     let rt = runtime()?;
+    refuse_amx_build()?;
     let started = Instant::now();
     let model =
         LlamaModel::load_from_file(rt, path, &LlamaModelParams::default()).map_err(|_| {
