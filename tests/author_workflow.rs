@@ -389,6 +389,20 @@ fn no_input_of_the_key_can_change_without_the_baseline_running_again() {
             "{pointer}"
         );
     }
+    // The scripted backend names no CPU features; a run on llama.cpp's kernels does.
+    let backend = |features: Option<&str>| {
+        let mut backend = serde_json::json!({"name": "scripted", "load_secs": 0.0, "threads": 0,
+            "n_ctx": 0, "sequences": 0, "n_batch": 0});
+        if let Some(features) = features {
+            backend["cpu_features"] = features.into();
+        }
+        move |_: &Path, first: &Path| set_manifest(first, "/backend", backend)
+    };
+    assert!(reused_after(backend(None), keep), "the scripted backend");
+    assert!(
+        !reused_after(backend(Some("AVX2 FMA")), keep),
+        "/backend/cpu_features"
+    );
 }
 
 #[test]
@@ -410,6 +424,65 @@ fn a_named_baseline_with_other_inputs_is_refused_in_one_line() {
     );
     assert!(error.contains("run_seed"), "{error}");
     assert_eq!(error.lines().count(), 1, "{error}");
+}
+
+/// A copy of `dir`'s run folder as a run that was cut short before its first unit finished:
+/// the same manifest under another id, started later, with an empty journal.
+fn cut_short_copy(dir: &Path, run_id: &str) -> PathBuf {
+    let copy = dir.parent().unwrap().join(run_id);
+    std::fs::create_dir(&copy).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    manifest["run_id"] = run_id.into();
+    manifest["started_unix"] = (manifest["started_unix"].as_u64().unwrap() + 60).into();
+    std::fs::write(copy.join("manifest.json"), manifest.to_string()).unwrap();
+    std::fs::write(copy.join(journal::JOURNAL_FILE), "").unwrap();
+    copy
+}
+
+#[test]
+fn a_run_cut_short_with_the_same_inputs_gives_no_baseline() {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let first = earlier_run(&pack_dir, output.path(), &variants);
+    let empty = "29990101-000000-mini";
+    cut_short_copy(&first.dir, empty);
+
+    // The cache passes over the newer, empty run and takes every unit from the full one.
+    let mut later = options(&pack_dir, output.path(), &variants[1..2], 1);
+    later.baseline_source = BaselineSource::Cache;
+    let result = run_with(&later, second_wording_only(&later));
+    assert_eq!(result.baseline_from.as_deref(), Some(first.run_id.as_str()));
+    let copied = result
+        .entries
+        .iter()
+        .filter(|e| e.arm != Arm::Variant)
+        .count();
+    assert!(copied > 0);
+    assert_eq!(result.baseline_copied, copied);
+
+    // Named, the empty run is refused in one line.
+    later.baseline_source = BaselineSource::Run(empty.into());
+    let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
+    let error = runner::run(&mut backend, &later)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        error.contains("holds none of this run's baseline units"),
+        "{error}"
+    );
+    assert_eq!(error.lines().count(), 1, "{error}");
+
+    // With only the empty run there, the baseline runs anew and no source is claimed.
+    std::fs::remove_dir_all(&first.dir).unwrap();
+    std::fs::remove_dir_all(&result.dir).unwrap();
+    later.baseline_source = BaselineSource::Cache;
+    let mut backend =
+        ScriptedBackend::new(Family::Gemma, std::iter::repeat_n("Glad to help.", 500));
+    let alone = runner::run(&mut backend, &later).unwrap();
+    assert_eq!(alone.baseline_from, None);
+    assert_eq!(alone.baseline_copied, 0);
 }
 
 /// The system text the model is shown with `text` as the skill's `SKILL.md`, loaded.

@@ -77,7 +77,7 @@ pub struct RunArgs {
     pub no_control: bool,
     /// Take the baseline (and control) arms from this earlier run instead of running them; it
     /// must have the same model, build, pack, skills, corpus, fixtures, seed, sampling and
-    /// --parallel (by default the newest such run under --output is taken when there is one)
+    /// --parallel (by default the run under --output that holds most of them is taken, if any)
     #[arg(long, value_name = "RUN_ID", conflicts_with = "no_cache")]
     pub baseline_from: Option<String>,
     /// Run the baseline anew even when an earlier run with the same inputs holds one
@@ -212,7 +212,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
 fn prepared_baseline_note(result: &runner::RunResult) -> Option<String> {
     result.baseline_from.as_ref().map(|earlier| {
         format!(
-            "baseline and control taken from run {earlier} (same model, build, pack, skills, corpus, seed and settings; --no-cache runs them anew)"
+            "{} baseline and control units taken from run {earlier} (same model, build, pack, skills, corpus, seed and settings; --no-cache runs them anew)",
+            result.baseline_copied
         )
     })
 }

@@ -45,7 +45,15 @@ const PER_PROCESS: [&str; 5] = [
     "merged_from",
     "baseline_from",
 ];
-const PER_PROCESS_BACKEND: [&str; 4] = ["load_secs", "model_path", "threads", "endpoint"];
+/// A shard holds every arm of its samples, so each pair is drawn on one machine's kernels even
+/// when the shards ran on different CPUs.
+const PER_PROCESS_BACKEND: [&str; 5] = [
+    "load_secs",
+    "model_path",
+    "threads",
+    "endpoint",
+    "cpu_features",
+];
 
 /// One shard run folder, read and checked on its own.
 struct ShardRun {

@@ -3,7 +3,7 @@
 //! A run that tries one wording after another then pays for its baseline once.
 //!
 //! What must match is [`BaselineKey`]: the model (sha256, and the backend's name, model and
-//! batch settings), the build (skilleval's and the llama.cpp binding's versions), the pack file,
+//! batch settings), the CPU features llama.cpp computes with, the build (skilleval's and the llama.cpp binding's versions), the pack file,
 //! the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
 //! sampling, the budgets, the call format and `--parallel`. Neither run may record. Each copied
 //! entry must also carry the seed the new run's plan gives its unit. An entry is copied as the
@@ -45,6 +45,7 @@ pub struct BaselineKey {
     pub backend_n_batch: u32,
     pub endpoint: Option<String>,
     pub server_prompt_cache: Option<bool>,
+    pub cpu_features: Option<String>,
     pub model_sha256: Option<String>,
     pub pack: String,
     pub skill: String,
@@ -74,6 +75,7 @@ impl BaselineKey {
             backend_n_batch: manifest.backend.n_batch,
             endpoint: manifest.backend.endpoint.clone(),
             server_prompt_cache: manifest.backend.server_prompt_cache,
+            cpu_features: manifest.backend.cpu_features.clone(),
             model_sha256: manifest.model_sha256.clone(),
             pack: manifest.pack.clone(),
             skill: manifest.skill.clone(),
@@ -132,14 +134,25 @@ fn reusable_arms(manifest: &Manifest, earlier: &Manifest) -> Vec<Arm> {
     arms
 }
 
-/// Finds the run to reuse for `manifest` (a new run's) under `output_root`, as `source` asks.
-/// `--baseline-from` names a run that must match (an error says in what it differs); the cache
-/// takes the newest match, or none.
-pub fn find(
+/// A reused baseline: the run it comes from, and the earlier journal's lines for the units it
+/// covers, each parsed with its line as written.
+pub struct Taken {
+    pub reuse: Reuse,
+    pub entries: Vec<(JournalEntry, String)>,
+}
+
+/// Finds the run to reuse for `manifest` (a new run's) under `output_root`, as `source` asks,
+/// and the entries it holds for `units`. `--baseline-from` names a run that must match (an
+/// error says in what it differs) and hold some of them; the cache takes, of the runs that
+/// match, the one holding the most (the newest of equals), and none when none holds any, as a
+/// run that was cut short before its first unit holds nothing to reuse.
+pub fn take(
     output_root: &Path,
     manifest: &Manifest,
     source: &BaselineSource,
-) -> anyhow::Result<Option<Reuse>> {
+    units: &[Unit],
+    sample_of: &dyn Fn(usize) -> (String, String),
+) -> anyhow::Result<Option<Taken>> {
     let key = BaselineKey::of(manifest);
     match source {
         BaselineSource::Off => Ok(None),
@@ -153,17 +166,24 @@ pub fn find(
                     differences.join(", ")
                 );
             }
-            Ok(Some(Reuse {
+            let reuse = Reuse {
                 run_id: earlier.run_id.clone(),
                 arms: reusable_arms(manifest, &earlier),
                 dir,
-            }))
+            };
+            let entries = entries_for(&reuse, units, sample_of)?;
+            if entries.is_empty() {
+                bail!(
+                    "--baseline-from {run}: its journal holds none of this run's baseline units (was it cut short, or run on other samples?)"
+                );
+            }
+            Ok(Some(Taken { reuse, entries }))
         }
         BaselineSource::Cache => {
             let Ok(folders) = std::fs::read_dir(output_root) else {
                 return Ok(None);
             };
-            let mut best: Option<(u64, String, Reuse)> = None;
+            let mut best: Option<((usize, u64, String), Taken)> = None;
             for folder in folders.flatten() {
                 let dir = folder.path();
                 if dir.file_name().and_then(|n| n.to_str()) == Some(manifest.run_id.as_str()) {
@@ -175,20 +195,21 @@ pub fn find(
                 if !key.differences(&BaselineKey::of(&earlier)).is_empty() {
                     continue;
                 }
-                let rank = (earlier.started_unix, earlier.run_id.clone());
-                if best
-                    .as_ref()
-                    .is_none_or(|(t, id, _)| (*t, id.clone()) < rank)
-                {
-                    let reuse = Reuse {
-                        run_id: earlier.run_id.clone(),
-                        arms: reusable_arms(manifest, &earlier),
-                        dir,
-                    };
-                    best = Some((rank.0, rank.1, reuse));
+                let reuse = Reuse {
+                    run_id: earlier.run_id.clone(),
+                    arms: reusable_arms(manifest, &earlier),
+                    dir,
+                };
+                // A journal that cannot be read is no candidate.
+                let Ok(entries) = entries_for(&reuse, units, sample_of) else {
+                    continue;
+                };
+                let rank = (entries.len(), earlier.started_unix, earlier.run_id.clone());
+                if !entries.is_empty() && best.as_ref().is_none_or(|(r, _)| *r < rank) {
+                    best = Some((rank, Taken { reuse, entries }));
                 }
             }
-            Ok(best.map(|(.., reuse)| reuse))
+            Ok(best.map(|(_, taken)| taken))
         }
     }
 }
@@ -203,7 +224,7 @@ fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
 /// The earlier journal's lines for `units` of the reused arms: each parsed entry with its line
 /// as written. A unit counts only when the entry has the sample's category and the unit's
 /// seed; units it lacks are left to run.
-pub fn entries_for(
+fn entries_for(
     reuse: &Reuse,
     units: &[Unit],
     sample_of: &dyn Fn(usize) -> (String, String),

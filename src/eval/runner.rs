@@ -92,6 +92,8 @@ pub struct RunResult {
     pub run_id: String,
     /// The earlier run whose baseline entries were copied, if any.
     pub baseline_from: Option<String>,
+    /// How many units (baseline and control) were copied from it.
+    pub baseline_copied: usize,
     pub dir: PathBuf,
     pub summary: Summary,
     pub entries: Vec<JournalEntry>,
@@ -411,25 +413,34 @@ pub fn run_prepared(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result
 }
 
 fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
-    let folder = RunFolder::open(&run.opts)?;
+    let mut folder = RunFolder::open(&run.opts)?;
     let mut manifest = manifest(run, backend, &folder.run_id)?;
-    let reuse = match run.opts.resume {
+    let mut entries = std::mem::take(&mut folder.journaled);
+    let taken = match run.opts.resume {
         Some(_) => None,
-        None => reuse::find(&run.opts.output_root, &manifest, &run.opts.baseline_source)?,
+        None => {
+            let sample_of = |i: usize| {
+                let sample = &run.samples[i];
+                (sample.id.clone(), sample.category.clone())
+            };
+            reuse::take(
+                &run.opts.output_root,
+                &manifest,
+                &run.opts.baseline_source,
+                &plan_units(run, &entries),
+                &sample_of,
+            )?
+        }
     };
-    manifest.baseline_from = reuse.as_ref().map(|r| r.run_id.clone());
+    manifest.baseline_from = taken.as_ref().map(|t| t.reuse.run_id.clone());
     folder.write_manifest(&manifest, run.opts.resume.is_some())?;
-    let mut entries = folder.journaled;
     let mut journal = Journal::open(&folder.journal_path)?;
-    if let Some(reuse) = &reuse {
-        let sample_of = |i: usize| {
-            let sample = &run.samples[i];
-            (sample.id.clone(), sample.category.clone())
-        };
-        let copied = reuse::entries_for(reuse, &plan_units(run, &entries), &sample_of)?;
-        for (entry, line) in copied {
+    let mut baseline_copied = 0;
+    if let Some(taken) = taken {
+        for (entry, line) in taken.entries {
             journal.append_line(&line)?;
             entries.push(entry);
+            baseline_copied += 1;
         }
     }
     let units = plan_units(run, &entries);
@@ -454,6 +465,7 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
     Ok(RunResult {
         run_id: folder.run_id,
         baseline_from: manifest.baseline_from.clone(),
+        baseline_copied,
         dir: folder.dir,
         summary,
         entries,

@@ -151,6 +151,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         })?,
     };
     let rt = runtime()?;
+    let cpu_features = build_features()?.join(" ");
     refuse_amx_build()?;
     let started = Instant::now();
     let model =
@@ -187,6 +188,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         n_ctx: 0,
         sequences: 1,
         n_batch: PREFILL_CHUNK as u32,
+        cpu_features: Some(cpu_features),
         endpoint: None,
         server_prompt_cache: None,
     };

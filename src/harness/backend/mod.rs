@@ -146,6 +146,10 @@ pub struct BackendInfo {
     /// one (`--server-prompt-cache`); `None` for a backend that has no such choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_prompt_cache: Option<bool>,
+    /// The CPU features the llama.cpp build computes with (its kernels): other kernels sum in
+    /// other orders and so draw other samples from the same seeds. `None` for a server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_features: Option<String>,
 }
 
 pub trait Backend {
