@@ -105,6 +105,7 @@ struct Setup {
     tools: Registry,
     preload: Vec<String>,
     budgets: Budgets,
+    constrain_calls: bool,
 }
 
 impl Setup {
@@ -116,7 +117,13 @@ impl Setup {
             tools: registry(),
             preload: Vec::new(),
             budgets: Budgets::default(),
+            constrain_calls: false,
         }
+    }
+
+    fn constrained(mut self) -> Self {
+        self.constrain_calls = true;
+        self
     }
 
     fn preload(mut self, skill: &str) -> Self {
@@ -158,6 +165,7 @@ impl Setup {
             format: self.format,
             sampling: Sampling::default(),
             budgets: self.budgets,
+            constrain_calls: self.constrain_calls,
         };
         let transcript = agent::run(&mut backend, &request);
         (transcript, backend)
@@ -1039,4 +1047,59 @@ fn a_skill_whose_example_does_not_read_is_refused_with_the_file() {
         text.contains("broken.md") && text.contains("example block 1"),
         "{text}"
     );
+}
+
+#[test]
+fn constrained_calls_send_each_round_a_grammar_of_what_it_offers() {
+    let setup = Setup::new().constrained();
+    let (transcript, backend) = setup.run(vec![
+        call("load_skill", &[("name", "clock")]),
+        call("city_time", &[("city", "Paris")]),
+        "It is 14:05 in Paris.".into(),
+    ]);
+    assert_eq!(transcript.stop, StopReason::Answered);
+    let grammars: Vec<String> = backend
+        .grammars
+        .iter()
+        .map(|g| g.as_ref().expect("every round has a grammar").gbnf.clone())
+        .collect();
+    assert_eq!(grammars.len(), 3);
+    // First round: the ungated tool and load_skill, its name one of the tree's skills.
+    assert!(
+        grammars[0].contains("<function=current_time>"),
+        "{}",
+        grammars[0]
+    );
+    assert!(
+        grammars[0].contains("<function=load_skill>"),
+        "{}",
+        grammars[0]
+    );
+    assert!(
+        grammars[0].contains("(\"clock\" | \"notes\")"),
+        "{}",
+        grammars[0]
+    );
+    assert!(
+        !grammars[0].contains("<function=city_time>"),
+        "{}",
+        grammars[0]
+    );
+    // Once clock is loaded, its tool is offered, and so is loading the other skill.
+    assert!(
+        grammars[1].contains("<function=city_time>"),
+        "{}",
+        grammars[1]
+    );
+    assert!(
+        !grammars[1].contains("<function=save_note>"),
+        "{}",
+        grammars[1]
+    );
+}
+
+#[test]
+fn without_constrained_calls_no_grammar_is_sent() {
+    let (_, backend) = Setup::new().run(vec!["Noon.".into()]);
+    assert_eq!(backend.grammars, vec![None]);
 }

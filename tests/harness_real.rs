@@ -67,6 +67,7 @@ fn run_once(sampling: Sampling) -> Transcript {
         format: None,
         sampling,
         budgets: budgets(),
+        constrain_calls: false,
     };
     let mut backend = common::backend();
     agent::run(&mut *backend, &request)
@@ -146,6 +147,7 @@ fn the_same_seed_gives_a_byte_identical_transcript() {
                 prompt: "<bos>Count to three.".into(),
                 max_tokens: 4,
                 stop: Vec::new(),
+                grammar: None,
                 sampling,
             })
             .unwrap();

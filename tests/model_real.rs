@@ -148,6 +148,7 @@ fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
             .iter()
             .map(|s| s.to_string())
             .collect(),
+        grammar: None,
         sampling: skilleval::harness::backend::Sampling {
             temperature: 0.0,
             seed,

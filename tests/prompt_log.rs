@@ -113,6 +113,7 @@ fn request(prompt: &str, seed: u32) -> GenRequest {
         prompt: prompt.into(),
         max_tokens: 7,
         stop: vec!["\nUser:".into()],
+        grammar: None,
         sampling: Sampling {
             seed,
             ..Sampling::default()

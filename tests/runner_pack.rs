@@ -273,6 +273,44 @@ fn a_body_only_variant_replaces_the_body_and_keeps_the_front_matter() {
 // ---------------------------------------------------------------------------------------------
 // The fixture store.
 
+#[test]
+fn a_description_control_keeps_the_body_and_offers_the_skill_by_name_alone() {
+    let (_temp, dir) = copy_pack("mini");
+    let toml = dir.join("pack.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(&toml, format!("control = \"description\"\n{text}")).unwrap();
+    let pack = Pack::load(dir.to_str().unwrap()).unwrap();
+    let arms = runner::arms(&pack, None, None).unwrap();
+    let (baseline, control) = (
+        arms.baseline.get("stations").unwrap(),
+        arms.control.get("stations").unwrap(),
+    );
+    assert_eq!(control.body, baseline.body);
+    assert!(!baseline.meta.description.is_empty());
+    assert_eq!(control.meta.description, "");
+
+    // The default control empties the body and keeps the description.
+    let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
+    let arms = runner::arms(&pack, None, None).unwrap();
+    let control = arms.control.get("stations").unwrap();
+    assert_eq!(control.body, "");
+    assert_eq!(
+        control.meta.description,
+        arms.baseline.get("stations").unwrap().meta.description
+    );
+}
+
+#[test]
+fn constrained_calls_need_a_format_with_a_grammar() {
+    let (error, path, _temp) = error_after_edit(
+        "name = \"mini\"",
+        "name = \"mini\"\nconstrained_calls = true\ncall_format = \"python_list\"",
+    );
+    let line = line_of(&path, "constrained_calls", 0);
+    assert_names(&error, &path, Some(line), "field `constrained_calls`");
+    assert!(error.contains("markup or json_tag"), "{error}");
+}
+
 fn station_route(dir: &Path, folds: Vec<Fold>) -> Route {
     Route {
         tool: "station_reading".into(),

@@ -88,6 +88,7 @@ fn every_item_runs_once_and_comes_back() {
                 prompt: format!("item {item}"),
                 max_tokens: 8,
                 stop: Vec::new(),
+                grammar: None,
                 sampling: Default::default(),
             };
             handle.generate(&request).unwrap();

@@ -244,6 +244,8 @@ pub fn harness_entry(
         format,
         sampling: options.sampling_for(&entry.id),
         budgets,
+        // BFCL judges what the model writes unaided.
+        constrain_calls: false,
     };
     let transcript = agent::run(backend, &request);
     let reply = transcript

@@ -126,6 +126,7 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
             ..base
         },
         budgets: pack.as_ref().map_or(Budgets::default(), |p| p.budgets),
+        constrain_calls: pack.as_ref().is_some_and(|p| p.constrained_calls),
     };
     let mut backend = args.model.load()?;
     let transcript = match pack.as_ref().and_then(|p| p.chat_format) {

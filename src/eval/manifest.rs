@@ -11,7 +11,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::pack::Pack;
+use super::pack::{ControlPart, Pack};
 use super::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
@@ -33,9 +33,12 @@ pub struct Manifest {
     /// The second and further variants of a run that compares several (arms `variant2`…).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_variants: Vec<VariantRecord>,
-    /// Whether the control arm (the skill with an empty body) ran.
+    /// Whether the control arm (the skill with an empty body, or without its description) ran.
     #[serde(default)]
     pub control: bool,
+    /// What the control arm removed from the skill (the pack's `control`).
+    #[serde(default, skip_serializing_if = "ControlPart::is_body")]
+    pub control_removes: ControlPart,
     /// SHA-256 of the control arm's skill body (of the empty text) when it ran.
     #[serde(default)]
     pub control_body_sha256: Option<String>,
@@ -210,6 +213,10 @@ impl Manifest {
             ("parallel", self.parallel == earlier.parallel),
             ("shard", self.shard == earlier.shard),
             ("control", self.control == earlier.control),
+            (
+                "control_removes",
+                self.control_removes == earlier.control_removes,
+            ),
             ("record", self.record == earlier.record),
             ("pack", self.pack == earlier.pack),
             ("skill", self.skill == earlier.skill),

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::corpus::{load_corpus, Sample};
 use super::fixtures::{Fold, Route};
@@ -38,6 +38,30 @@ pub struct ToolSpec {
     pub key_arguments: Vec<String>,
     #[serde(default)]
     pub folds: Vec<Fold>,
+}
+
+/// What the control arm takes away from the skill under test, to show whether the model reads
+/// that part at all: the body (what a loaded skill says), or the description (what the model
+/// reads to decide whether to load it, for a pack that offers skills by description).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlPart {
+    #[default]
+    Body,
+    Description,
+}
+
+impl ControlPart {
+    pub fn is_body(&self) -> bool {
+        *self == ControlPart::Body
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlPart::Body => "body",
+            ControlPart::Description => "description",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -96,6 +120,10 @@ struct PackFile {
     #[serde(default)]
     chat_format: Option<Family>,
     #[serde(default)]
+    constrained_calls: bool,
+    #[serde(default)]
+    control: ControlPart,
+    #[serde(default)]
     sampling: Option<SamplingSpec>,
     #[serde(default)]
     budgets: Option<BudgetSpec>,
@@ -126,6 +154,11 @@ pub struct Pack {
     pub call_format: Option<CallFormat>,
     /// Overrides the model family's chat format (`transcript` for base models).
     pub chat_format: Option<Family>,
+    /// A call the model opens is held to the tools offered in that round, their parameters and
+    /// the values their schemas allow (`harness::toolcall::grammar`).
+    pub constrained_calls: bool,
+    /// What the control arm removes from the skill under test.
+    pub control: ControlPart,
     pub sampling: Sampling,
     pub budgets: Budgets,
     /// Few-shot turns placed before every sample's conversation.
@@ -312,6 +345,13 @@ impl Pack {
                 );
             }
         }
+        if raw.constrained_calls && raw.call_format == Some(CallFormat::PythonList) {
+            let line = key_line(text, None, "constrained_calls");
+            bail!(
+                "{}: field `constrained_calls`: there is no call grammar for call_format \"python_list\"; use markup or json_tag",
+                at_line(&shown, line.as_ref())
+            );
+        }
         for t in &mut tools {
             t.fixtures = t.fixtures.as_ref().map(|f| dir.join(f));
         }
@@ -326,6 +366,8 @@ impl Pack {
             preload: raw.preload,
             call_format: raw.call_format,
             chat_format: raw.chat_format,
+            constrained_calls: raw.constrained_calls,
+            control: raw.control,
             sampling,
             budgets,
             examples,

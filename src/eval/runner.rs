@@ -12,7 +12,7 @@ use super::corpus::Sample;
 use super::journal::{self, Journal, JournalEntry};
 use super::judge;
 use super::manifest::{self, Manifest};
-use super::pack::Pack;
+use super::pack::{ControlPart, Pack};
 use super::plan::{self, Unit};
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
@@ -133,9 +133,15 @@ impl Arms {
 /// Where the control arm's skill says it came from.
 const CONTROL_SOURCE: &str = "<control: the skill with an empty body>";
 
-/// `tree` with the skill under test's body emptied; its front matter is kept.
-fn control_tree(tree: &SkillTree, skill: &str) -> anyhow::Result<SkillTree> {
-    tree.with_overlay(skill, "", Path::new(CONTROL_SOURCE))
+/// `tree` with the part `pack.control` names removed from the skill under test: its body
+/// emptied (its front matter kept), or its description (its body kept).
+fn control_tree(pack: &Pack, tree: &SkillTree) -> anyhow::Result<SkillTree> {
+    match pack.control {
+        ControlPart::Body => tree.with_overlay(&pack.skill, "", Path::new(CONTROL_SOURCE)),
+        ControlPart::Description => tree
+            .with_description(&pack.skill, "")
+            .ok_or_else(|| anyhow!("skill {:?} is not in the skills tree", pack.skill)),
+    }
 }
 
 /// The baseline tree and the variant laid over it. The skill under test must be in the
@@ -149,7 +155,7 @@ pub fn arms(
     let Some(path) = variant else {
         let baseline = pack.skills(skills_dir)?;
         return Ok(Arms {
-            control: control_tree(&baseline, &pack.skill)?,
+            control: control_tree(pack, &baseline)?,
             variant: baseline.clone(),
             baseline,
             more: Vec::new(),
@@ -181,8 +187,8 @@ pub fn arms(
     // The skill's front matter comes from the baseline, or from the variant when it adds the
     // skill.
     let control = match baseline.get(&pack.skill) {
-        Some(_) => control_tree(&baseline, &pack.skill)?,
-        None => control_tree(&variant, &pack.skill)?,
+        Some(_) => control_tree(pack, &baseline)?,
+        None => control_tree(pack, &variant)?,
     };
     Ok(Arms {
         control,
@@ -370,6 +376,7 @@ pub fn run_unit(
             ..sampling
         },
         budgets: pack.budgets,
+        constrain_calls: pack.constrained_calls,
     };
     let transcript = agent::run(backend, &request);
     let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
@@ -569,6 +576,7 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
             })
             .collect(),
         control: opts.control,
+        control_removes: opts.pack.control,
         control_body_sha256: opts.control.then(|| body(&arms.control)),
         corpus: corpus_path.display().to_string(),
         corpus_sha256: manifest::sha256_hex(corpus_text.as_bytes()),

@@ -11,6 +11,7 @@ use super::examples;
 use super::prompt::{self, SystemPrompt, LOAD_SKILL, LOAD_SKILL_REFERENCE};
 use super::skills::SkillTree;
 use super::template::{render, Message};
+use super::toolcall::grammar::{self, CallGrammar, OfferedTool};
 use super::toolcall::{self, coerce, describe, CallFormat, ParsedCall};
 use super::tools::{Effect, Registry, ToolDef, ToolOutput};
 use super::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
@@ -52,6 +53,8 @@ pub struct AgentRequest<'a> {
     pub format: Option<CallFormat>,
     pub sampling: Sampling,
     pub budgets: Budgets,
+    /// Hold every call the model opens to the tools offered in that round (`toolcall::grammar`).
+    pub constrain_calls: bool,
 }
 
 /// Cuts a tool result to `limit` characters, saying how much was cut; states an empty one.
@@ -123,6 +126,26 @@ impl Loop<'_, '_> {
         let mut messages = vec![Message::system(prompt.render())];
         messages.extend(prompt.example_turns());
         messages
+    }
+
+    /// The grammar for this round's calls: every callable tool, and for `load_skill` the names
+    /// of the skills in the tree.
+    fn call_grammar(&self) -> Option<CallGrammar> {
+        if !self.request.constrain_calls {
+            return None;
+        }
+        let tools: Vec<OfferedTool> = self
+            .callable_names()
+            .into_iter()
+            .filter_map(|name| {
+                let mut parameters = self.schema_of(&name)?;
+                if name == LOAD_SKILL {
+                    parameters["properties"]["name"]["enum"] = self.request.skills.names().into();
+                }
+                Some(OfferedTool { name, parameters })
+            })
+            .collect();
+        grammar::for_calls(self.format, &tools)
     }
 
     fn callable_names(&self) -> Vec<String> {
@@ -339,6 +362,7 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
             max_tokens: left.min(request.budgets.max_tokens_per_round),
             stop: stops.clone(),
             sampling: request.sampling,
+            grammar: state.call_grammar(),
         };
         let generation = match backend.generate(&gen_request) {
             Ok(g) => g,

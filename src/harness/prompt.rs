@@ -193,11 +193,12 @@ impl SystemPrompt<'_> {
                 } else {
                     ""
                 };
-                index.push_str(&format!(
-                    "- {}{state}: {}\n",
-                    skill.name(),
-                    skill.meta.description.trim()
-                ));
+                let description = skill.meta.description.trim();
+                if description.is_empty() {
+                    index.push_str(&format!("- {}{state}\n", skill.name()));
+                } else {
+                    index.push_str(&format!("- {}{state}: {description}\n", skill.name()));
+                }
             }
             parts.push(index.trim_end().to_string());
         }

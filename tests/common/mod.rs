@@ -52,6 +52,7 @@ pub fn gemma_request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32)
         prompt: render(Family::Gemma, &[Message::user(prompt)]),
         max_tokens,
         stop: vec!["<end_of_turn>".into()],
+        grammar: None,
         sampling: Sampling {
             temperature,
             seed,

@@ -10,6 +10,7 @@ use skilleval::harness::backend::{
     Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,
 };
 use skilleval::harness::template::Family;
+use skilleval::harness::toolcall::grammar::CallGrammar;
 
 #[derive(Debug, Clone)]
 pub struct ScriptedBackend {
@@ -17,6 +18,8 @@ pub struct ScriptedBackend {
     replies: VecDeque<String>,
     /// Every prompt it was asked to continue, for assertions.
     pub prompts: Vec<String>,
+    /// The call grammar of each request, in order (it is not enforced here).
+    pub grammars: Vec<Option<CallGrammar>>,
 }
 
 impl ScriptedBackend {
@@ -25,6 +28,7 @@ impl ScriptedBackend {
             family,
             replies: replies.into_iter().map(Into::into).collect(),
             prompts: Vec::new(),
+            grammars: Vec::new(),
         }
     }
 
@@ -47,6 +51,7 @@ impl Backend for ScriptedBackend {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         self.prompts.push(request.prompt.clone());
+        self.grammars.push(request.grammar.clone());
         let Some(reply) = self.replies.pop_front() else {
             bail!("the scripted backend has no reply left");
         };

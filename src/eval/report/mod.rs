@@ -35,6 +35,20 @@ const MANY_REPEATS: u64 = 100;
 /// What the report says when the model ignored the skill's body.
 pub const NO_SKILL_EFFECT: &str = "the model's behaviour did not change when the skill's body was removed: a wording comparison on this set-up cannot show an effect";
 
+/// The part of the skill the control arm removed: its body, unless the comparison is labelled
+/// with another (`description`, for a pack whose control removes that).
+fn removed_part(skill_effect: &Comparison) -> &str {
+    skill_effect.label.as_deref().unwrap_or("body")
+}
+
+/// [`NO_SKILL_EFFECT`] for the part the control removed.
+fn no_skill_effect(skill_effect: &Comparison) -> String {
+    NO_SKILL_EFFECT.replace(
+        "skill's body",
+        &format!("skill's {}", removed_part(skill_effect)),
+    )
+}
+
 fn comparison_name(comparison: &Comparison) -> String {
     match (
         comparison.reference,
@@ -59,9 +73,10 @@ fn comparison_title(comparison: &Comparison) -> String {
         comparison.treatment,
         &comparison.label,
     ) {
-        (Arm::Control, Arm::Baseline, _) => {
-            "Skill effect: baseline against control (the skill with its body removed)".into()
-        }
+        (Arm::Control, Arm::Baseline, _) => format!(
+            "Skill effect: baseline against control (the skill with its {} removed)",
+            removed_part(comparison)
+        ),
         (Arm::Baseline, Arm::Variant, None) => "Wording: variant against baseline".into(),
         (Arm::Baseline, t, label) if t.variant_index().is_some() => format!(
             "Wording: {} ({}) against baseline",
@@ -175,7 +190,8 @@ fn skill_effect_statement(skill: &Comparison) -> String {
         let changed = changed_rows(skill);
         let total = &skill.total;
         format!(
-            "Removing the skill's body changed the model's behaviour: {}; total {} ({}).",
+            "Removing the skill's {} changed the model's behaviour: {}; total {} ({}).",
+            removed_part(skill),
             if changed.is_empty() {
                 "no single category, but".to_string()
             } else {
@@ -185,7 +201,7 @@ fn skill_effect_statement(skill: &Comparison) -> String {
             delta_and_interval(total, 0)
         )
     } else {
-        let mut text = NO_SKILL_EFFECT.to_string();
+        let mut text = no_skill_effect(skill);
         text[..1].make_ascii_uppercase();
         format!(
             "{text} (total {}, {}).",
@@ -217,15 +233,13 @@ fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
             delta_and_interval(total, 0)
         )
     };
-    if !wording.any_change()
-        && summary
-            .skill_effect
-            .as_ref()
-            .is_some_and(|s| !s.any_change())
-    {
-        text.push_str(
-            " Since removing the skill's body changed nothing either, this does not show that the wordings are equal.",
-        );
+    if let Some(skill) = summary.skill_effect.as_ref() {
+        if !wording.any_change() && !skill.any_change() {
+            text.push_str(&format!(
+                " Since removing the skill's {} changed nothing either, this does not show that the wordings are equal.",
+                removed_part(skill)
+            ));
+        }
     }
     text
 }
@@ -437,6 +451,26 @@ mod tests {
     use super::fixture::{fixture_outcomes, fixture_summary, push_units};
     use super::*;
     use crate::eval::stats::summarize;
+
+    #[test]
+    fn a_control_without_the_description_is_named_as_such() {
+        let mut summary = summarize(&fixture_outcomes(true)).unwrap();
+        summary.label_control("description");
+        for text in [table(&summary), markdown(&summary, "t", "s")] {
+            assert!(
+                text.contains("control (the skill with its description removed)"),
+                "{text}"
+            );
+            assert!(
+                text.contains("did not change when the skill's description was removed"),
+                "{text}"
+            );
+            assert!(!text.contains("body"), "{text}");
+        }
+        let mut summary = fixture_summary();
+        summary.label_control("description");
+        assert!(table(&summary).contains("Removing the skill's description changed"));
+    }
 
     #[test]
     fn a_skill_body_that_changes_nothing_is_said_plainly() {

@@ -116,6 +116,7 @@ fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, Strin
 pub fn summary(manifest: &Manifest, entries: &[JournalEntry]) -> Result<Summary, StatsError> {
     let mut summary = stats::summarize(&journal::outcomes(entries))?;
     summary.label_variants(&manifest.variant_labels());
+    summary.label_control(manifest.control_removes.name());
     Ok(summary)
 }
 

@@ -415,6 +415,13 @@ impl Summary {
         self.skill_effect.iter().chain(self.wordings())
     }
 
+    /// Names the part of the skill the control arm removed, when it is not the body.
+    pub fn label_control(&mut self, removed: &str) {
+        if let Some(skill) = self.skill_effect.as_mut() {
+            skill.label = (removed != "body").then(|| removed.to_string());
+        }
+    }
+
     /// Names each wording comparison after its variant (a file name, say), in variant order;
     /// a run with one variant keeps its plain "wording".
     pub fn label_variants(&mut self, labels: &[String]) {

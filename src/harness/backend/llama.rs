@@ -14,11 +14,14 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 
 use super::gguf::read_metadata;
 use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation, Sampling};
 use crate::harness::template::Family;
+use crate::harness::toolcall::grammar::CallGrammar;
 
 /// Prompts are prefilled in chunks that start at multiples of this position. A reused prefix is
 /// cut back to a chunk boundary, so every cached token was computed in exactly the batch a fresh
@@ -200,18 +203,60 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
 }
 
 /// The sampler a request asks for: greedy at temperature 0, else top-k, top-p, temperature and
-/// a draw seeded by the request.
-pub(crate) fn sampler(sampling: &Sampling) -> LlamaSampler {
-    let s = sampling;
-    if s.temperature <= 0.0 {
-        LlamaSampler::greedy()
-    } else {
-        LlamaSampler::chain_simple([
-            LlamaSampler::top_k(s.top_k.max(1)),
-            LlamaSampler::top_p(s.top_p.clamp(0.0, 1.0), 1),
-            LlamaSampler::temp(s.temperature),
-            LlamaSampler::dist(s.seed),
-        ])
+/// a draw seeded by the request; with a call grammar, held to it.
+pub(crate) struct TokenSampler {
+    draw: LlamaSampler,
+    grammar: Option<LlamaSampler>,
+}
+
+impl TokenSampler {
+    pub(crate) fn new(
+        model: &LlamaModel,
+        sampling: &Sampling,
+        grammar: Option<&CallGrammar>,
+    ) -> anyhow::Result<Self> {
+        let s = sampling;
+        let draw = if s.temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(s.top_k.max(1)),
+                LlamaSampler::top_p(s.top_p.clamp(0.0, 1.0), 1),
+                LlamaSampler::temp(s.temperature),
+                LlamaSampler::dist(s.seed),
+            ])
+        };
+        let grammar = grammar
+            .map(|g| {
+                LlamaSampler::grammar_lazy(model, &g.gbnf, "root", [g.trigger.as_bytes()], &[])
+                    .map_err(|e| anyhow!("llama.cpp refused the call grammar: {e}"))
+            })
+            .transpose()?;
+        Ok(TokenSampler { draw, grammar })
+    }
+
+    /// The next token from the logits at `index` of the last decode. The draw comes first; only
+    /// when the grammar refuses its token is the grammar laid over the whole vocabulary and
+    /// the draw made again, as llama.cpp's own samplers do: checking one token is cheap, and
+    /// masking every token of a large vocabulary at each step is not.
+    pub(crate) fn sample(&mut self, context: &LlamaContext, index: i32) -> LlamaToken {
+        let token = self.draw.sample(context, index);
+        let Some(grammar) = self.grammar.as_mut() else {
+            return token;
+        };
+        let mut drawn = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
+        drawn.apply_sampler(grammar);
+        let token = if drawn.data[0].logit().is_finite() {
+            token
+        } else {
+            let mut all = context.token_data_array_ith(index);
+            all.apply_sampler(grammar);
+            all.apply_sampler(&mut self.draw);
+            all.selected_token()
+                .expect("the grammar leaves some token and the draw selects one")
+        };
+        grammar.accept(token);
+        token
     }
 }
 
@@ -322,7 +367,8 @@ impl Backend for LlamaBackend {
         let cached = self.prefill(&tokens)?;
         let prefill_secs = started.elapsed().as_secs_f64();
 
-        let mut sampler = sampler(&request.sampling);
+        let mut sampler =
+            TokenSampler::new(self.model, &request.sampling, request.grammar.as_ref())?;
         let vocab = self.model.vocab();
         let mut batch = LlamaBatch::new(1, 1);
         let mut bytes: Vec<u8> = Vec::new();
@@ -336,7 +382,6 @@ impl Backend for LlamaBackend {
         let budget = (request.max_tokens as usize).min(n_ctx - tokens.len() - 1);
         while (generated as usize) < budget {
             let token = sampler.sample(&self.context, logits_index);
-            sampler.accept(token);
             generated += 1;
             if generated == 1 {
                 ttft_secs = started.elapsed().as_secs_f64();

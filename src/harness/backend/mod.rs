@@ -12,6 +12,7 @@ mod prompt_log;
 use serde::{Deserialize, Serialize};
 
 use super::template::{self, Family, Message};
+use super::toolcall::grammar::CallGrammar;
 
 pub use engine_stats::EngineStats;
 pub use open::{connect, open, OpenModel};
@@ -45,6 +46,9 @@ pub struct GenRequest {
     /// Generation ends before the first occurrence of any of these.
     pub stop: Vec<String>,
     pub sampling: Sampling,
+    /// Holds the calls the model opens to the offered tools (`constrained_calls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<CallGrammar>,
 }
 
 impl GenRequest {
@@ -56,6 +60,7 @@ impl GenRequest {
             max_tokens,
             stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
             sampling,
+            grammar: None,
         }
     }
 

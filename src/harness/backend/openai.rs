@@ -292,6 +292,12 @@ impl OpenAiBackend {
             body["samplers"] = json!(["top_k", "top_p", "temperature"]);
             body["cache_prompt"] = json!(self.options.prompt_cache);
             body["verbose"] = json!(true);
+            if let Some(grammar) = &request.grammar {
+                // Type 1: a trigger word, as the embedded sampler is given.
+                body["grammar"] = json!(grammar.gbnf);
+                body["grammar_lazy"] = json!(true);
+                body["grammar_triggers"] = json!([{"type": 1, "value": grammar.trigger}]);
+            }
         }
         body
     }
@@ -362,6 +368,11 @@ impl Backend for OpenAiBackend {
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         let started = Instant::now();
         let url = format!("{}/v1/completions", self.options.endpoint);
+        if request.grammar.is_some() && !self.llama_cpp {
+            bail!(
+                "{url}: the pack holds calls to a grammar (constrained_calls), which only a llama.cpp server takes"
+            );
+        }
         let body = self.body(request).to_string();
         let answer = self
             .with_retries(|| {

@@ -63,7 +63,7 @@ impl<B: LendsBackend> Backend for PromptLog<B> {
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         let generation = self.inner.backend_mut().generate(request)?;
         let s = &request.sampling;
-        let line = json!({
+        let mut line = json!({
             "client": self.client,
             "prompt": request.prompt,
             "max_tokens": request.max_tokens,
@@ -75,6 +75,10 @@ impl<B: LendsBackend> Backend for PromptLog<B> {
             "reply": generation.text,
             "generated_tokens": generation.metrics.generated_tokens,
         });
+        if let Some(grammar) = &request.grammar {
+            line["grammar"] = json!(grammar.gbnf);
+            line["grammar_trigger"] = json!(grammar.trigger);
+        }
         let mut out = self.sink.out.lock().expect("prompt log lock");
         writeln!(out, "{line}").context("--prompt-log: writing the file")?;
         Ok(generation)

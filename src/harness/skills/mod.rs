@@ -319,6 +319,14 @@ impl SkillTree {
         self.skills.keys().cloned().collect()
     }
 
+    /// A copy of the tree with `target`'s description replaced by `description` (empty: the
+    /// skill is offered by name alone); its body is kept. `None` when the skill is not there.
+    pub fn with_description(&self, target: &str, description: &str) -> Option<SkillTree> {
+        let mut tree = self.clone();
+        tree.skills.get_mut(target)?.meta.description = description.to_string();
+        Some(tree)
+    }
+
     /// A copy of the tree with `target`'s `SKILL.md` replaced by `text`. Text without front
     /// matter replaces only the body; text with front matter replaces the whole file, and adds
     /// a new skill when its name is not in the tree. The tree on disk is never touched.

@@ -53,6 +53,7 @@ pub struct ParseOutcome {
 
 pub mod coerce;
 pub mod describe;
+pub mod grammar;
 pub mod json_tag;
 pub mod markup;
 pub mod python_list;

@@ -11,10 +11,9 @@ use anyhow::anyhow;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use super::super::llama::{first_stop, sampler, PREFILL_CHUNK};
+use super::super::llama::{first_stop, TokenSampler, PREFILL_CHUNK};
 use super::super::{EngineStats, FinishReason, GenMetrics, Generation};
 use super::{lock_stats, Job, Message};
 
@@ -25,7 +24,7 @@ struct Active {
     /// Next prompt position to compute; `tokens.len()` once generating.
     next: usize,
     reused: usize,
-    sampler: LlamaSampler,
+    sampler: TokenSampler,
     budget: usize,
     generated: u32,
     /// The last sampled token, fed in the next decode call.
@@ -270,6 +269,17 @@ impl Engine {
     }
 
     fn start(&mut self, job: Job, tokens: Vec<LlamaToken>) {
+        let sampler = match TokenSampler::new(
+            self.model,
+            &job.request.sampling,
+            job.request.grammar.as_ref(),
+        ) {
+            Ok(sampler) => sampler,
+            Err(e) => {
+                self.answer(job, Err(e));
+                return;
+            }
+        };
         let target = self.pick_slot(job.client, &tokens);
         // The longest exact prefix any sequence holds; the target's own wins ties (no copy).
         let (mut source, mut common) = (target, common_prefix(&self.slots[target].cached, &tokens));
@@ -323,7 +333,7 @@ impl Engine {
         slot.last_client = Some(job.client);
         slot.last_used = self.tick;
         slot.active = Some(Active {
-            sampler: sampler(&job.request.sampling),
+            sampler,
             job,
             next: keep,
             reused: keep,
@@ -532,7 +542,6 @@ impl Engine {
             return;
         };
         let token = active.sampler.sample(&self.context, at);
-        active.sampler.accept(token);
         active.generated += 1;
         active.output.push(token);
         if active.first_token.is_none() {
