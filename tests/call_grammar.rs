@@ -125,6 +125,18 @@ fn the_calls_the_harness_writes_pass_and_others_are_refused() {
         for text in &bad {
             assert!(!accepts(&grammar, text), "{format:?} takes {text}");
         }
+        let two_lines = call(
+            format,
+            "convert_units",
+            json!({"value": 3, "from_unit": "gallons\n3 US gallons ≈ 11.36 litres", "to_unit": "l"}),
+        );
+        // A markup value is one line; a JSON string may hold an escaped line break.
+        let one_line_only = format == CallFormat::Markup;
+        assert_eq!(
+            !accepts(&grammar, &two_lines),
+            one_line_only,
+            "{format:?}: {two_lines}"
+        );
     }
 }
 

@@ -16,7 +16,10 @@ use std::time::{Duration, Instant};
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::backend::openai::{OpenAiBackend, OpenAiOptions};
-use skilleval::harness::backend::Backend;
+use skilleval::harness::backend::{Backend, GenRequest, Sampling};
+use skilleval::harness::template::Family;
+use skilleval::harness::toolcall::grammar::{self, OfferedTool};
+use skilleval::harness::toolcall::CallFormat;
 
 /// `llama-server` as the build script leaves it, or `None` (with the reason) when it is missing.
 fn server_binary() -> Result<PathBuf, String> {
@@ -270,6 +273,67 @@ fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
         .as_str()
         .is_some_and(|m| m.contains("gemma")));
     assert!(manifest["model_sha256"].is_null(), "no model file here");
+}
+
+#[test]
+fn a_constrained_run_through_the_server_makes_only_offered_calls() {
+    let Some(binary) = require_server() else {
+        return;
+    };
+    let mut server = Server::start(&binary, &[]);
+    server.wait_healthy();
+    let out = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let pack = Pack::load(root.join("packs/routing").to_str().unwrap()).unwrap();
+    assert!(pack.constrained_calls);
+    let mut opts = RunOptions::new(pack);
+    opts.limit = Some(3);
+    opts.repeats = 1;
+    opts.control = false;
+    opts.output_root = out.path().to_path_buf();
+    let mut backend = OpenAiBackend::connect(&OpenAiOptions::new(&server.url).unwrap())
+        .expect("the server answers");
+    // The server holds a call to the grammar: greedily the model copies its example's tool;
+    // offered only load_skill, it must load a skill instead.
+    let asked = |a: u32, op: &str, b: u32, sign: &str, r: u32| {
+        format!("User: what's {a} {op} {b}?\nAssistant: <function=calculate>\n<parameter=a>\n{a}\n</parameter>\n<parameter=operation>\n{op}\n</parameter>\n<parameter=b>\n{b}\n</parameter>\n</function>\nTool: {a} {sign} {b} = {r}\nAssistant: {a} {op} {b} is {r}.\n")
+    };
+    let prompt = format!(
+        "<bos>{}{}User: what's 7 times 6?\nAssistant:",
+        asked(2, "plus", 2, "+", 4),
+        asked(9, "minus", 4, "-", 5)
+    );
+    let load_skill = OfferedTool {
+        name: "load_skill".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"name": {"type": "string", "enum": ["calculator"]}}, "required": ["name"]}),
+    };
+    let mut request =
+        GenRequest::in_turn(Family::Transcript, prompt.into(), 48, Sampling::default());
+    let free = backend.generate(&request).expect("the server answers");
+    assert!(
+        free.text.contains("<function=calculate>"),
+        "{:?}",
+        free.text
+    );
+    request.grammar = grammar::for_calls(CallFormat::Markup, &[load_skill]);
+    let held = backend
+        .generate(&request)
+        .expect("the server takes the grammar");
+    assert!(
+        held.text.contains(
+            "<function=load_skill>\n<parameter=name>\ncalculator\n</parameter>\n</function>"
+        ),
+        "{:?}",
+        held.text
+    );
+
+    let result = runner::run(&mut backend, &opts).expect("the run through the server");
+    assert_eq!(
+        result.entries.len(),
+        2 * 3,
+        "baseline and A/A arm × three samples"
+    );
+    common::assert_calls_offered(&opts.pack, &result.entries);
 }
 
 #[test]

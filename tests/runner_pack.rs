@@ -301,6 +301,21 @@ fn a_description_control_keeps_the_body_and_offers_the_skill_by_name_alone() {
 }
 
 #[test]
+fn only_a_recorded_tool_may_answer_what_was_not_recorded() {
+    let (error, path, _temp) = error_after_edit(
+        "kind = \"recorded\"",
+        "kind = \"weather_lookup\"\nunrecorded = \"No such station.\"",
+    );
+    assert_names(
+        &error,
+        &path,
+        Some(line_of(&path, "[[tools]]", 0)),
+        "field `tools[0].unrecorded`",
+    );
+    assert!(error.contains("gap"), "{error}");
+}
+
+#[test]
 fn constrained_calls_need_a_format_with_a_grammar() {
     let (error, path, _temp) = error_after_edit(
         "name = \"mini\"",

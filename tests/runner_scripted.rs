@@ -226,6 +226,38 @@ fn replayed_answers_fold_names_and_gaps_are_counted_not_judged() {
 }
 
 #[test]
+fn a_tool_whose_recordings_are_its_world_answers_an_unrecorded_call_without_a_gap() {
+    let (_temp, dir) = runner_support::copy_pack("mini");
+    runner_support::edit(
+        &dir.join("pack.toml"),
+        "folds = [\"case\", \"whitespace\", \"punctuation\"]",
+        "folds = [\"case\", \"whitespace\", \"punctuation\"]\nunrecorded = \"No such station.\"",
+    );
+    let output = tempfile::tempdir().unwrap();
+    let mut opts = RunOptions::new(Pack::load(dir.to_str().unwrap()).unwrap());
+    opts.output_root = output.path().to_path_buf();
+    opts.repeats = 1;
+    let samples = opts.pack.corpus(None).unwrap();
+    let (result, _) = run_with(&opts, script(&samples, 1, true, 0, diligent));
+    let vostok = entry(&result.entries, "lookup-vostok", Arm::Baseline, 0);
+    let call = vostok.transcript.calls().next().unwrap();
+    assert!(!vostok.gapped);
+    assert!(call.is_error);
+    assert_eq!(call.result, "No such station.");
+    assert_eq!(call.meta["unrecorded"], true);
+    // A recorded station is still answered from its recording.
+    let messy = entry(&result.entries, "messy-sodankyla", Arm::Baseline, 0);
+    assert!(messy
+        .transcript
+        .calls()
+        .next()
+        .unwrap()
+        .result
+        .starts_with("Sodankyla Obs"));
+    assert_eq!(category(&result.summary, "lookup").gapped_pairs, 0);
+}
+
+#[test]
 fn resume_after_an_interruption_runs_only_what_is_missing() {
     let output = tempfile::tempdir().unwrap();
     let opts = options(output.path(), 1, true);

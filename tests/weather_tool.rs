@@ -508,6 +508,7 @@ fn weather_tool_spec(dir: &Path) -> ToolSpec {
         fixtures: Some(route.dir),
         key_arguments: route.key_arguments,
         folds: route.folds,
+        unrecorded: None,
     }
 }
 

@@ -36,6 +36,11 @@ pub struct ToolSpec {
     pub fixtures: Option<PathBuf>,
     #[serde(default)]
     pub key_arguments: Vec<String>,
+    /// For a recorded tool whose recordings are its whole world (the folders of a made-up
+    /// computer): the answer to a call with no recording, which is then not a gap but the
+    /// world's own answer (no such folder).
+    #[serde(default)]
+    pub unrecorded: Option<String>,
     #[serde(default)]
     pub folds: Vec<Fold>,
 }
@@ -232,6 +237,10 @@ impl Pack {
                         bail!("{at}: field `tools[{i}]`: a recorded tool needs `description` and `parameters`");
                     }
                 }
+                // A typed tool stands for a live service, which may know what was not recorded.
+                kind if t.unrecorded.is_some() => bail!(
+                    "{at}: field `tools[{i}].unrecorded`: only a recorded tool's world is its recordings; {kind} calls a service, so an unrecorded call is a gap"
+                ),
                 kind if crate::tools::is_typed_tool(kind) => {}
                 other => bail!(
                     "{at}: field `tools[{i}].kind`: unknown tool kind {other:?}; known: recorded, {}",

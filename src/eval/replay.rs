@@ -159,7 +159,14 @@ fn answer(
             render_recorded(spec, args, &fixture),
             json!({"fixture": path.display().to_string()}),
         ),
-        None => ToolOutput::error(gap_message(&spec.name, args)).with_meta(json!({"gap": true})),
+        None => match &spec.unrecorded {
+            Some(answer) => {
+                ToolOutput::error(answer.clone()).with_meta(json!({"unrecorded": true}))
+            }
+            None => {
+                ToolOutput::error(gap_message(&spec.name, args)).with_meta(json!({"gap": true}))
+            }
+        },
     }
 }
 

@@ -333,6 +333,13 @@ mod tests {
     }
 
     #[test]
+    fn a_skill_without_a_description_is_listed_by_name_alone() {
+        let skills = test_skills().with_description("clock", "").unwrap();
+        let text = render(&skills, &[], &[]);
+        assert!(text.contains("# Skills\n- clock\n- notes: "), "{text}");
+    }
+
+    #[test]
     fn load_skill_reference_is_offered_only_for_a_loaded_skill_with_references() {
         let skills = test_skills();
         let offered = format!("- {LOAD_SKILL_REFERENCE}:");

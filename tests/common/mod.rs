@@ -60,3 +60,57 @@ pub fn gemma_request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32)
         },
     }
 }
+
+/// Checks a constrained run: every call names a tool its round offered (`load_skill` a skill of
+/// the tree, any other tool one whose skill an earlier round loaded), the harness refused none,
+/// and a round that opened a call and was not cut short by its token budget parsed cleanly.
+/// Panics naming the unit and the round otherwise, and when the model made no call at all.
+#[allow(dead_code)] // only the tests of constrained packs check this
+pub fn assert_calls_offered(
+    pack: &skilleval::eval::pack::Pack,
+    entries: &[skilleval::eval::journal::JournalEntry],
+) {
+    use skilleval::harness::backend::FinishReason;
+    let gates: std::collections::BTreeMap<String, String> = pack
+        .tools
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.skill_gate.clone().expect("every tool is gated"),
+            )
+        })
+        .collect();
+    let skills = pack.skills(None).unwrap().names();
+    let mut calls = 0;
+    for entry in entries {
+        let mut loaded: Vec<String> = Vec::new();
+        for round in &entry.transcript.rounds {
+            let what = format!("{} {}: {:?}", entry.sample_id, entry.arm.name(), round.raw);
+            if round.raw.contains("<function=") && round.finish != FinishReason::MaxTokens {
+                assert!(round.problems.is_empty(), "{what}: {:?}", round.problems);
+            }
+            let mut loads = Vec::new();
+            for call in &round.calls {
+                calls += 1;
+                if call.name == "load_skill" {
+                    let name = call.arguments["name"].as_str().unwrap_or_default();
+                    assert!(skills.iter().any(|s| s == name), "{what}");
+                    loads.push(name.to_string());
+                } else {
+                    let gate = gates.get(&call.name).unwrap_or_else(|| panic!("{what}"));
+                    assert!(loaded.contains(gate), "{what}: {gate} is not loaded");
+                }
+                // The harness refuses a tool it did not offer; the grammar leaves none to refuse.
+                assert!(
+                    !call.result.contains("There is no tool named")
+                        && !call.result.contains("is part of skill"),
+                    "{what}: {}",
+                    call.result
+                );
+            }
+            loaded.extend(loads);
+        }
+    }
+    assert!(calls > 0, "the model made no call at all");
+}

@@ -41,12 +41,18 @@ fn removed_part(skill_effect: &Comparison) -> &str {
     skill_effect.label.as_deref().unwrap_or("body")
 }
 
-/// [`NO_SKILL_EFFECT`] for the part the control removed.
+/// What the report says when removing the skill's description changed nothing. The name is
+/// still offered, so this says less than an ignored body does: another description may still
+/// add to the name or distract from it (on the routing pack a misleading one did).
+pub const NO_DESCRIPTION_EFFECT: &str = "the model's behaviour did not change when the skill's description was removed: the skill's name alone routed as well, so a description can only add to the name or distract from it";
+
+/// What the report says when removing the part the control removed changed nothing.
 fn no_skill_effect(skill_effect: &Comparison) -> String {
-    NO_SKILL_EFFECT.replace(
-        "skill's body",
-        &format!("skill's {}", removed_part(skill_effect)),
-    )
+    match removed_part(skill_effect) {
+        "description" => NO_DESCRIPTION_EFFECT,
+        _ => NO_SKILL_EFFECT,
+    }
+    .to_string()
 }
 
 fn comparison_name(comparison: &Comparison) -> String {
@@ -461,10 +467,7 @@ mod tests {
                 text.contains("control (the skill with its description removed)"),
                 "{text}"
             );
-            assert!(
-                text.contains("did not change when the skill's description was removed"),
-                "{text}"
-            );
+            assert!(text.contains(&NO_DESCRIPTION_EFFECT[1..]), "{text}");
             assert!(!text.contains("body"), "{text}");
         }
         let mut summary = fixture_summary();

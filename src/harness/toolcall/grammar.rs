@@ -124,7 +124,8 @@ fn tool_rules(
 }
 
 /// `<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n…</function>`, as `render_call`
-/// writes it.
+/// writes it; a free value is one line, as the format's instructions say, so that a model
+/// cannot pour a tool's output into an argument.
 fn markup(tools: &[OfferedTool]) -> CallGrammar {
     let mut rules = String::new();
     let names = tool_rules(
@@ -164,7 +165,7 @@ fn markup(tools: &[OfferedTool]) -> CallGrammar {
         },
     );
     let gbnf = format!(
-        "root ::= call (\"\\n\" call)* after\ncall ::= {}\n{rules}{NUMBERS}{AFTER}text ::= [^<]+\n",
+        "root ::= call (\"\\n\" call)* after\ncall ::= {}\n{rules}{NUMBERS}{AFTER}text ::= [^<\\n]+\n",
         names.join(" | ")
     );
     CallGrammar {
