@@ -307,8 +307,7 @@ fn a_constrained_run_through_the_server_makes_only_offered_calls() {
         name: "load_skill".into(),
         parameters: serde_json::json!({"type": "object", "properties": {"name": {"type": "string", "enum": ["calculator"]}}, "required": ["name"]}),
     };
-    let mut request =
-        GenRequest::in_turn(Family::Transcript, prompt.into(), 48, Sampling::default());
+    let mut request = GenRequest::in_turn(Family::Transcript, prompt, 48, Sampling::default());
     let free = backend.generate(&request).expect("the server answers");
     assert!(
         free.text.contains("<function=calculate>"),
