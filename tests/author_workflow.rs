@@ -405,6 +405,15 @@ fn no_input_of_the_key_can_change_without_the_baseline_running_again() {
     );
 }
 
+/// The error a run with `opts` stops with before it asks the model anything.
+fn refusal(opts: &RunOptions) -> String {
+    let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
+    runner::run(&mut backend, opts)
+        .err()
+        .expect("refused")
+        .to_string()
+}
+
 #[test]
 fn a_named_baseline_with_other_inputs_is_refused_in_one_line() {
     let (_temp, pack_dir, variants) = pack_with_variants();
@@ -413,11 +422,7 @@ fn a_named_baseline_with_other_inputs_is_refused_in_one_line() {
     let mut later = options(&pack_dir, output.path(), &variants[1..2], 1);
     later.seed = 9;
     later.baseline_source = BaselineSource::Run(first.run_id.clone());
-    let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
-    let error = runner::run(&mut backend, &later)
-        .err()
-        .expect("refused")
-        .to_string();
+    let error = refusal(&later);
     assert!(
         error.contains(&format!("--baseline-from {}", first.run_id)),
         "{error}"
@@ -463,11 +468,7 @@ fn a_run_cut_short_with_the_same_inputs_gives_no_baseline() {
 
     // Named, the empty run is refused in one line.
     later.baseline_source = BaselineSource::Run(empty.into());
-    let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
-    let error = runner::run(&mut backend, &later)
-        .err()
-        .expect("refused")
-        .to_string();
+    let error = refusal(&later);
     assert!(
         error.contains("holds none of this run's baseline units"),
         "{error}"

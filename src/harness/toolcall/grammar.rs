@@ -90,8 +90,27 @@ fn string_enum(schema: &Value) -> Option<Vec<&str>> {
     (!strings.is_empty() && strings.len() == values.len()).then_some(strings)
 }
 
-fn schema_type(schema: &Value) -> Option<&str> {
-    schema["type"].as_str()
+/// The `enum` strings as alternatives, each spelled as the format writes it; `None` without one.
+fn enum_rule(schema: &Value, spell: impl Fn(&str) -> String) -> Option<String> {
+    let values = string_enum(schema)?;
+    let spelled: Vec<String> = values.iter().map(|v| spell(v)).collect();
+    Some(format!("({})", spelled.join(" | ")))
+}
+
+/// The shared rule for a number or a boolean, which both formats write bare.
+fn scalar_rule(schema: &Value) -> Option<String> {
+    match schema["type"].as_str()? {
+        kind @ ("integer" | "number" | "boolean") => Some(kind.to_string()),
+        _ => None,
+    }
+}
+
+/// A parameter sequence, or the empty string where a tool takes none.
+fn sequence_or_empty(sequence: &str) -> String {
+    match sequence.trim() {
+        "" => "\"\"".into(),
+        trimmed => trimmed.to_string(),
+    }
 }
 
 /// What may follow the calls: text that opens no call. Without it the model could only open
@@ -105,182 +124,144 @@ number ::= "-"? [0-9]+ ("." [0-9]+)? ([eE] [-+]? [0-9]+)?
 boolean ::= "true" | "false"
 "#;
 
-/// Rules `name ::= body` for each tool, with the parameter sequence `params` builds from the
-/// tool's rule prefix.
+/// One rule per tool (`toolN`) and per parameter (`toolNpM`), appended to `rules`; returns the
+/// tools' rule names. `parameter` spells one parameter's rule body; `call` the tool's, from its
+/// name and its required and optional parameter rules.
 fn tool_rules(
     tools: &[OfferedTool],
     rules: &mut String,
-    call_of: impl Fn(&str, &str) -> String,
-    params: impl Fn(&str, &[Parameter], &mut String) -> String,
+    parameter: impl Fn(&Parameter) -> String,
+    call: impl Fn(&str, &[String], &[String]) -> String,
 ) -> Vec<String> {
     let mut names = Vec::new();
     for (i, tool) in tools.iter().enumerate() {
         let rule = format!("tool{i}");
-        let sequence = params(&rule, &parameters(&tool.parameters), rules);
-        rules.push_str(&format!("{rule} ::= {}\n", call_of(&tool.name, &sequence)));
+        let (mut required, mut optional) = (Vec::new(), Vec::new());
+        for (j, p) in parameters(&tool.parameters).iter().enumerate() {
+            let name = format!("{rule}p{j}");
+            rules.push_str(&format!("{name} ::= {}\n", parameter(p)));
+            if p.required {
+                required.push(name);
+            } else {
+                optional.push(name);
+            }
+        }
+        rules.push_str(&format!(
+            "{rule} ::= {}\n",
+            call(&tool.name, &required, &optional)
+        ));
         names.push(rule);
     }
     names
 }
 
 /// `<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n…</function>`, as `render_call`
-/// writes it; a free value is one line, as the format's instructions say, so that a model
-/// cannot pour a tool's output into an argument.
+/// writes it: required parameters in order, then optional ones any number of times. A free value
+/// is one line, as the format's instructions say, so that a model cannot pour a tool's output
+/// into an argument.
 fn markup(tools: &[OfferedTool]) -> CallGrammar {
     let mut rules = String::new();
     let names = tool_rules(
         tools,
         &mut rules,
-        |name, sequence| {
+        |p| {
             format!(
-                "{} {sequence} \"</function>\"",
-                literal(&format!("<function={name}>\n"))
+                "{} {} \"\\n</parameter>\\n\"",
+                literal(&format!("<parameter={}>\n", p.name)),
+                markup_value(p.schema)
             )
         },
-        |rule, parameters, rules| {
-            let mut required = Vec::new();
-            let mut optional = Vec::new();
-            for (j, parameter) in parameters.iter().enumerate() {
-                let value = markup_value(parameter.schema);
-                let block = format!("{rule}p{j}");
-                rules.push_str(&format!(
-                    "{block} ::= {} {value} \"\\n</parameter>\\n\"\n",
-                    literal(&format!("<parameter={}>\n", parameter.name))
-                ));
-                if parameter.required {
-                    required.push(block);
-                } else {
-                    optional.push(block);
-                }
-            }
+        |name, required, optional| {
             let mut sequence = required.join(" ");
             if !optional.is_empty() {
                 sequence.push_str(&format!(" ({})*", optional.join(" | ")));
             }
-            if sequence.trim().is_empty() {
-                "\"\"".into()
-            } else {
-                sequence.trim().to_string()
-            }
+            format!(
+                "{} {} \"</function>\"",
+                literal(&format!("<function={name}>\n")),
+                sequence_or_empty(&sequence)
+            )
         },
     );
-    let gbnf = format!(
-        "root ::= call (\"\\n\" call)* after\ncall ::= {}\n{rules}{NUMBERS}{AFTER}text ::= [^<\\n]+\n",
-        names.join(" | ")
-    );
+    lazy(
+        "<function=",
+        format!(
+            "root ::= call (\"\\n\" call)* after\ncall ::= {}\n{rules}text ::= [^<\\n]+\n",
+            names.join(" | ")
+        ),
+    )
+}
+
+/// The grammar with the rules both formats share, opened by `trigger`.
+fn lazy(trigger: &str, gbnf: String) -> CallGrammar {
     CallGrammar {
-        gbnf,
-        trigger: "<function=".into(),
+        gbnf: format!("{gbnf}{NUMBERS}{AFTER}"),
+        trigger: trigger.into(),
     }
 }
 
 /// A markup value: written as `render_call` writes it, a string bare and anything else as JSON.
 fn markup_value(schema: &Value) -> String {
-    if let Some(values) = string_enum(schema) {
-        return format!(
-            "({})",
-            values
-                .iter()
-                .map(|v| literal(v))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-    }
-    match schema_type(schema) {
-        Some("integer") => "integer".into(),
-        Some("number") => "number".into(),
-        Some("boolean") => "boolean".into(),
-        _ => "text".into(),
-    }
+    enum_rule(schema, literal)
+        .or_else(|| scalar_rule(schema))
+        .unwrap_or_else(|| "text".into())
 }
 
-/// `<tool_call>\n{"name": NAME, "arguments": {…}}\n</tool_call>`, with free spacing.
+/// `<tool_call>\n{"name": NAME, "arguments": {…}}\n</tool_call>`, with free spacing: required
+/// members in order, each optional one after them when any is required; with none required,
+/// any of them in any order.
 fn json_tag(tools: &[OfferedTool]) -> CallGrammar {
     let mut rules = String::new();
     let names = tool_rules(
         tools,
         &mut rules,
-        |name, sequence| {
+        |p| {
             format!(
-                "\"{{\" ws \"\\\"name\\\"\" ws \":\" ws {} ws \",\" ws \"\\\"arguments\\\"\" ws \":\" ws \"{{\" ws {sequence} ws \"}}\" ws \"}}\"",
-                literal(&format!("\"{name}\""))
+                "{} ws \":\" ws {}",
+                literal(&format!("\"{}\"", p.name)),
+                json_value(p.schema)
             )
         },
-        |rule, parameters, rules| {
-            let mut members = Vec::new();
-            for (j, parameter) in parameters.iter().enumerate() {
-                let value = json_value(parameter.schema);
-                let member = format!("{rule}m{j}");
-                rules.push_str(&format!(
-                    "{member} ::= {} ws \":\" ws {value}\n",
-                    literal(&format!("\"{}\"", parameter.name))
-                ));
-                members.push((member, parameter.required));
-            }
-            // Required members in order, each optional one after them when any is required;
-            // with none required, any of them, in any order.
+        |name, required, optional| {
             let comma = |member: &str| format!("ws \",\" ws {member}");
-            let required: Vec<&str> = members
-                .iter()
-                .filter(|(_, r)| *r)
-                .map(|(m, _)| m.as_str())
-                .collect();
-            let optional: Vec<&str> = members
-                .iter()
-                .filter(|(_, r)| !*r)
-                .map(|(m, _)| m.as_str())
-                .collect();
             let mut sequence = String::new();
             if let Some((first, rest)) = required.split_first() {
                 sequence.push_str(first);
                 for member in rest {
                     sequence.push_str(&format!(" {}", comma(member)));
                 }
-                for member in &optional {
+                for member in optional {
                     sequence.push_str(&format!(" ({})?", comma(member)));
                 }
             } else if !optional.is_empty() {
                 let any = format!("({})", optional.join(" | "));
                 sequence = format!("({any} ({})*)?", comma(&any));
             }
-            if sequence.trim().is_empty() {
-                "\"\"".into()
-            } else {
-                sequence.trim().to_string()
-            }
+            format!(
+                "\"{{\" ws \"\\\"name\\\"\" ws \":\" ws {} ws \",\" ws \"\\\"arguments\\\"\" ws \":\" ws \"{{\" ws {} ws \"}}\" ws \"}}\"",
+                literal(&format!("\"{name}\"")),
+                sequence_or_empty(&sequence)
+            )
         },
     );
-    let gbnf = format!(
-        "root ::= call (ws call)* after\ncall ::= \"<tool_call>\" ws ({}) ws \"</tool_call>\"\n{rules}{NUMBERS}{AFTER}{JSON}",
-        names.join(" | ")
-    );
-    CallGrammar {
-        gbnf,
-        trigger: "<tool_call>".into(),
-    }
+    lazy(
+        "<tool_call>",
+        format!(
+            "root ::= call (ws call)* after\ncall ::= \"<tool_call>\" ws ({}) ws \"</tool_call>\"\n{rules}{JSON}",
+            names.join(" | ")
+        ),
+    )
 }
 
 /// A JSON value of the schema's type.
 fn json_value(schema: &Value) -> String {
-    if let Some(values) = string_enum(schema) {
-        return format!(
-            "({})",
-            values
-                .iter()
-                .map(|v| literal(&serde_json::to_string(v).expect("a string serializes")))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-    }
-    match schema_type(schema) {
-        Some("integer") => "integer".into(),
-        Some("number") => "number".into(),
-        Some("boolean") => "boolean".into(),
-        Some("string") => "string".into(),
-        Some("array") => "array".into(),
-        Some("object") => "object".into(),
-        _ => "value".into(),
-    }
+    let quoted = |v: &str| literal(&serde_json::to_string(v).expect("a string serializes"));
+    enum_rule(schema, quoted)
+        .or_else(|| scalar_rule(schema))
+        .unwrap_or_else(|| match schema["type"].as_str() {
+            Some(kind @ ("string" | "array" | "object")) => kind.to_string(),
+            _ => "value".into(),
+        })
 }
 
 const JSON: &str = r#"ws ::= [ \t\n]*
@@ -296,29 +277,22 @@ mod tests {
 
     use super::*;
 
+    /// A tool with an enum, and one with required parameters of three types and an optional one.
     fn tools() -> Vec<OfferedTool> {
+        let tool = |name: &str, parameters: Value| OfferedTool {
+            name: name.into(),
+            parameters,
+        };
         vec![
-            OfferedTool {
-                name: "load_skill".into(),
-                parameters: json!({
-                    "type": "object",
-                    "properties": {"name": {"type": "string", "enum": ["weather", "unit-conversion"]}},
-                    "required": ["name"]
-                }),
-            },
-            OfferedTool {
-                name: "convert_units".into(),
-                parameters: json!({
-                    "type": "object",
-                    "properties": {
-                        "value": {"type": "number"},
-                        "from_unit": {"type": "string"},
-                        "to_unit": {"type": "string"},
-                        "precise": {"type": "boolean"}
-                    },
-                    "required": ["value", "from_unit", "to_unit"]
-                }),
-            },
+            tool(
+                "load_skill",
+                json!({"properties": {"name": {"enum": ["weather", "unit-conversion"]}}, "required": ["name"]}),
+            ),
+            tool(
+                "convert_units",
+                json!({"properties": {"value": {"type": "number"}, "from_unit": {"type": "string"},
+                    "to_unit": {}, "precise": {"type": "boolean"}}, "required": ["value", "from_unit", "to_unit"]}),
+            ),
         ]
     }
 
@@ -361,7 +335,7 @@ mod tests {
             "{g}"
         );
         assert!(
-            g.contains("tool1m3 ::= \"\\\"precise\\\"\" ws \":\" ws boolean\n"),
+            g.contains("tool1p3 ::= \"\\\"precise\\\"\" ws \":\" ws boolean\n"),
             "{g}"
         );
     }
