@@ -323,10 +323,10 @@ fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
     );
     assert!(first.contains("Variants side by side"), "{first}");
     assert!(!first.contains("taken from run"), "{first}");
-    // b.md alone: its baseline and control come from the first run.
+    // b.md alone: its baseline and control come from the first run, two samples of each.
     let second = run(args(&variants.join("b.md")));
     assert!(
-        second.contains("baseline and control taken from run "),
+        second.contains("4 baseline and control units taken from run "),
         "{second}"
     );
     let mut no_cache = args(&variants.join("b.md"));
