@@ -3,8 +3,8 @@
 //! A run that tries one wording after another then pays for its baseline once.
 //!
 //! What must match is [`BaselineKey`]: the model (sha256, and the backend's name, model and
-//! batch settings), the CPU features llama.cpp computes with, the build (skilleval's and the llama.cpp binding's versions), the pack file,
-//! the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
+//! batch settings), the CPU features llama.cpp computes with, the build (skilleval's and the
+//! llama.cpp binding's versions), the pack file, the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
 //! sampling, the budgets, the call format and `--parallel`. Neither run may record. Each copied
 //! entry must also carry the seed the new run's plan gives its unit. An entry is copied as the
 //! earlier journal wrote it, byte for byte.
@@ -125,13 +125,20 @@ pub struct Reuse {
     pub arms: Vec<Arm>,
 }
 
-/// The arms a new run may take from `earlier`: the baseline, and the control when both ran it.
-fn reusable_arms(manifest: &Manifest, earlier: &Manifest) -> Vec<Arm> {
-    let mut arms = vec![Arm::Baseline];
-    if manifest.control && earlier.control {
-        arms.insert(0, Arm::Control);
+impl Reuse {
+    /// `earlier` (in `dir`) as a source for `manifest`'s run: its baseline, and its control
+    /// when both ran one.
+    fn of(manifest: &Manifest, earlier: &Manifest, dir: PathBuf) -> Reuse {
+        let mut arms = vec![Arm::Baseline];
+        if manifest.control && earlier.control {
+            arms.insert(0, Arm::Control);
+        }
+        Reuse {
+            run_id: earlier.run_id.clone(),
+            arms,
+            dir,
+        }
     }
-    arms
 }
 
 /// A reused baseline: the run it comes from, and the earlier journal's lines for the units it
@@ -166,11 +173,7 @@ pub fn take(
                     differences.join(", ")
                 );
             }
-            let reuse = Reuse {
-                run_id: earlier.run_id.clone(),
-                arms: reusable_arms(manifest, &earlier),
-                dir,
-            };
+            let reuse = Reuse::of(manifest, &earlier, dir);
             let entries = entries_for(&reuse, units, sample_of)?;
             if entries.is_empty() {
                 bail!(
@@ -195,11 +198,7 @@ pub fn take(
                 if !key.differences(&BaselineKey::of(&earlier)).is_empty() {
                     continue;
                 }
-                let reuse = Reuse {
-                    run_id: earlier.run_id.clone(),
-                    arms: reusable_arms(manifest, &earlier),
-                    dir,
-                };
+                let reuse = Reuse::of(manifest, &earlier, dir);
                 // A journal that cannot be read is no candidate.
                 let Ok(entries) = entries_for(&reuse, units, sample_of) else {
                     continue;

@@ -442,13 +442,10 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
     manifest.baseline_from = taken.as_ref().map(|t| t.reuse.run_id.clone());
     folder.write_manifest(&manifest, run.opts.resume.is_some())?;
     let mut journal = Journal::open(&folder.journal_path)?;
-    let mut baseline_copied = 0;
-    if let Some(taken) = taken {
-        for (entry, line) in taken.entries {
-            journal.append_line(&line)?;
-            entries.push(entry);
-            baseline_copied += 1;
-        }
+    let baseline_copied = taken.as_ref().map_or(0, |t| t.entries.len());
+    for (entry, line) in taken.into_iter().flat_map(|t| t.entries) {
+        journal.append_line(&line)?;
+        entries.push(entry);
     }
     let units = plan_units(run, &entries);
     let mut profile = Profile::new(run.opts.parallel.max(1));

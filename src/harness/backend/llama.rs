@@ -98,8 +98,8 @@ pub fn build_features() -> anyhow::Result<Vec<String>> {
 /// llama.cpp's AMX kernels crash on the first decode (SIGSEGV in `ggml_backend_amx_mul_mat`) on
 /// Xeons with AMX; `.cargo/config.toml` builds without them, but a build folder configured
 /// before that keeps them, and cargo does not configure llama.cpp again by itself.
-fn refuse_amx_build() -> anyhow::Result<()> {
-    if build_features()?.iter().any(|f| f.starts_with("AMX")) {
+fn refuse_amx_build(features: &[String]) -> anyhow::Result<()> {
+    if features.iter().any(|f| f.starts_with("AMX")) {
         bail!(
             "this build of llama.cpp has its AMX kernels, which crash on the first decode; \
              build it again without them: cargo clean --release -p llama-cpp-sys-2 && cargo build --release"
@@ -154,8 +154,8 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         })?,
     };
     let rt = runtime()?;
-    let cpu_features = build_features()?.join(" ");
-    refuse_amx_build()?;
+    let features = build_features()?;
+    refuse_amx_build(&features)?;
     let started = Instant::now();
     let model =
         LlamaModel::load_from_file(rt, path, &LlamaModelParams::default()).map_err(|_| {
@@ -191,7 +191,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         n_ctx: 0,
         sequences: 1,
         n_batch: PREFILL_CHUNK as u32,
-        cpu_features: Some(cpu_features),
+        cpu_features: Some(features.join(" ")),
         endpoint: None,
         server_prompt_cache: None,
     };
