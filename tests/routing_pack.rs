@@ -1,6 +1,7 @@
 //! The routing pack as shipped: its variants change only the tested skill's description, its
 //! control offers that skill by name alone, and on the real default model, with its calls held to
-//! what each round offers, every call the model makes is one it was offered.
+//! what each round offers, every call the model makes is one it was offered, and the report
+//! names the description as what the control removed.
 
 mod common;
 
@@ -55,13 +56,20 @@ fn on_the_real_model_every_call_is_one_its_round_offered() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());
     opts.variant = Some(pack_dir().join("variants/sharper.md"));
-    opts.limit = Some(6);
+    opts.limit = Some(4);
     opts.repeats = 1;
-    opts.control = false;
     opts.output_root = out.path().to_path_buf();
     let mut backend = common::backend();
     let result = runner::run(&mut *backend, &opts).unwrap();
-    // Baseline and variant × six samples, one of each category.
-    assert_eq!(result.entries.len(), 2 * 6);
+    // Control, baseline and variant × four samples, one of each skill's category.
+    assert_eq!(result.entries.len(), 3 * 4);
     common::assert_calls_offered(&opts.pack, &result.entries);
+    // The control removed the description, and the report says so.
+    let skill_effect = result.summary.skill_effect.as_ref().unwrap();
+    assert_eq!(skill_effect.label.as_deref(), Some("description"));
+    let report = std::fs::read_to_string(result.dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("the skill with its description removed"),
+        "{report}"
+    );
 }
