@@ -19,7 +19,7 @@ pub struct ReportArgs {
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
     /// Also write JUnit XML here: one test case per category and per law of the wording
-    /// comparison (and the total), failed when its verdict is `worse`
+    /// comparison (and the total), failed when its verdict is `worse` or `mixed`
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 }

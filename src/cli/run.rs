@@ -13,7 +13,7 @@ use crate::eval::shard::Shard;
 use crate::eval::{report, stats};
 use crate::harness::backend::PromptLog;
 
-/// Exit code when `--fail-on worse` finds a category worse beyond noise.
+/// Exit code when `--fail-on worse` finds a row worse beyond noise.
 pub const EXIT_WORSE: u8 = 3;
 
 pub const EXAMPLES: &str = "Examples:
@@ -23,7 +23,7 @@ pub const EXAMPLES: &str = "Examples:
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum FailOn {
-    /// Any category worse beyond noise
+    /// Any row of any variant (category, total or law) worse or mixed beyond noise
     Worse,
 }
 
@@ -69,7 +69,7 @@ pub struct RunArgs {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 3 when the variant is worse beyond noise in some category or in total
+    /// Exit with code 3 when a variant is worse beyond noise in some category, in total or in a law
     #[arg(long)]
     pub fail_on: Option<FailOn>,
     /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
@@ -96,7 +96,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub parallel: ParallelArgs,
     /// Also write JUnit XML here: one test case per category and per law of the wording
-    /// comparison (and the total), failed when its verdict is `worse`
+    /// comparison (and the total), failed when its verdict is `worse` or `mixed`
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
     /// Print where the run's time and tokens went

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::run_folder::RunRecord;
 use super::table::named_table;
-use super::{changed_rows, delta_and_interval, rows_of};
+use super::{moved_rows, rows_of, total_phrase};
 use crate::eval::manifest::Manifest;
 use crate::eval::stats::{self, Arm, Comparison, Outcome};
 
@@ -198,16 +198,21 @@ pub fn render(rc: &RunComparison) -> String {
         format!("The runs differ in: {}.\n", rc.differences.join(", "))
     });
     out.push_str(&named_table((&a, &b), &rows_of(c), true));
-    let changed = changed_rows(c);
+    let (worse, better) = (moved_rows(c, true), moved_rows(c, false));
+    let mut parts = Vec::new();
+    if !worse.is_empty() {
+        parts.push(format!("Worse: {}", worse.join(", ")));
+    }
+    if !better.is_empty() {
+        parts.push(format!("Better: {}", better.join(", ")));
+    }
+    if parts.is_empty() {
+        parts.push("No category or law changed beyond noise".to_string());
+    }
     out.push_str(&format!(
-        "\n{}; total {} ({}).\n",
-        if changed.is_empty() {
-            "No category changed".to_string()
-        } else {
-            format!("Changed: {}", changed.join(", "))
-        },
-        c.total.verdict_label(),
-        delta_and_interval(&c.total, 0)
+        "\n{}; {}.\n",
+        parts.join(". "),
+        total_phrase(&c.total)
     ));
     if rc.left_out != [0, 0] {
         out.push_str(&format!(

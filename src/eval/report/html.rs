@@ -177,6 +177,9 @@ fn comparison_section(comparison: &Comparison) -> String {
     ));
     out.push_str("<figcaption>Per category, and the total.</figcaption>\n</figure>\n");
     out.push_str(&html_table(comparison, &rows_of(comparison), true));
+    for note in super::comparison_notes(comparison) {
+        out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&note)));
+    }
     if !comparison.laws.is_empty() {
         let laws: Vec<&Row> = comparison.laws.iter().collect();
         out.push_str("<figure>\n");
@@ -276,6 +279,7 @@ fn samples_section(
         "better",
         "worse",
         "inconclusive",
+        "mixed",
         "no_change",
         "too_few_samples",
     ]
@@ -466,13 +470,13 @@ h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #d0d7de;padding-bott
 .headline{font-weight:600}.settings,.legend,.note{color:#57606a}
 table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left}
 .num{text-align:right}tr.total td{font-weight:600}
-tr.better td:last-child{color:#1a7f37;font-weight:600}tr.worse td:last-child{color:#cf222e;font-weight:600}tr.inconclusive td:last-child{color:#9a6700}
+tr.better td:last-child{color:#1a7f37;font-weight:600}tr.worse td:last-child{color:#cf222e;font-weight:600}tr.inconclusive td:last-child{color:#9a6700}tr.mixed td:last-child{color:#cf222e;font-weight:600}
 svg.forest{max-width:100%;height:auto;font-size:12px}
 svg .grid{stroke:#d0d7de}svg .zero{stroke:#57606a}svg .rule{stroke:#d0d7de}svg .mde{fill:#afb8c1;opacity:.45}
 svg .ci{stroke-width:3;stroke:#57606a}svg .tick,svg .axis,svg .nodata{fill:#57606a}svg .label.total{font-weight:700}
 svg .mark{stroke:#fff;stroke-width:1.5;fill:#57606a}
 svg .better .mark,svg .better .ci{fill:#1a7f37;stroke:#1a7f37}svg .worse .mark,svg .worse .ci{fill:#cf222e;stroke:#cf222e}
-svg .inconclusive .mark,svg .inconclusive .ci{fill:#bf8700;stroke:#bf8700}svg .too_few_samples .mark,svg .too_few_samples .ci{fill:#afb8c1;stroke:#afb8c1}
+svg .inconclusive .mark,svg .inconclusive .ci{fill:#bf8700;stroke:#bf8700}svg .mixed .mark,svg .mixed .ci{fill:#8250df;stroke:#8250df}svg .too_few_samples .mark,svg .too_few_samples .ci{fill:#afb8c1;stroke:#afb8c1}
 .filters{display:flex;gap:16px;flex-wrap:wrap;align-items:center;position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid #d0d7de}
 .pair{border:1px solid #d0d7de;border-radius:6px;margin:12px 0;padding:8px 12px}.pair h3{margin:4px 0}
 .gain{color:#1a7f37}.loss{color:#cf222e}.category-verdict{color:#57606a;font-weight:400}

@@ -6,7 +6,7 @@
 //! figures go into the case's `<system-out>`.
 
 use super::{delta_and_interval, mde, p_value, variant_column};
-use crate::eval::stats::{Comparison, Row, Summary, Verdict};
+use crate::eval::stats::{Comparison, Row, Summary};
 
 /// The JUnit document of a run's wording comparisons; `run_id` names the test suites. A run
 /// with several variants has a pair of suites per variant.
@@ -35,14 +35,14 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
     let failures = suites
         .iter()
         .flat_map(|(.., rows)| rows.iter())
-        .filter(|r| r.verdict == Verdict::Worse)
+        .filter(|r| r.declined())
         .count();
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\">\n",
         escape(&format!("skilleval {run_id}"))
     );
     for (suite, class, wording, rows) in &suites {
-        let failed = rows.iter().filter(|r| r.verdict == Verdict::Worse).count();
+        let failed = rows.iter().filter(|r| r.declined()).count();
         out.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failed}\" errors=\"0\" skipped=\"0\">\n",
             escape(suite),
@@ -55,12 +55,13 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
                 escape(class),
                 escape(&row.name)
             ));
-            if row.verdict == Verdict::Worse {
+            if row.declined() {
                 out.push_str(&format!(
                     "      <failure message=\"{}\" type=\"worse\">{}</failure>\n",
                     escape(&format!(
-                        "{} worse: Δ {} pp",
+                        "{} {}: Δ {} pp",
                         row.name,
+                        row.verdict_label(),
                         delta_and_interval(row, 1)
                     )),
                     escape(&figures)

@@ -2,9 +2,9 @@
 //! request.
 
 use super::{
-    cells, comparison_name, comparison_title, errored_statement, flaky_lines, headers, legend,
-    repeats_needed, rows_of, several_variants_note, skill_effect_statement, variant_column,
-    variants_grid, wording_headlines, wording_statement,
+    cells, comparison_name, comparison_notes, comparison_title, errored_statement, flaky_lines,
+    headers, legend, repeats_needed, rows_of, several_variants_note, skill_effect_statement,
+    variant_column, variants_grid, wording_headlines, wording_statement,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -72,6 +72,9 @@ fn full(summary: &Summary) -> String {
             out.push_str(&format!("## {}\n\n", comparison_title(skill)));
             out.push_str(&format!("**{}**\n\n", skill_effect_statement(skill)));
             out.push_str(&markdown_table(skill, &rows_of(skill), true));
+            for note in comparison_notes(skill) {
+                out.push_str(&format!("\n{note}\n"));
+            }
         }
         None => out.push_str(
             "## Skill effect\n\nNot measured: the run skipped the control arm (`--no-control`).\n",
@@ -86,6 +89,9 @@ fn full(summary: &Summary) -> String {
             }
         }
         out.push_str(&markdown_table(wording, &rows_of(wording), true));
+        for note in comparison_notes(wording) {
+            out.push_str(&format!("\n{note}\n"));
+        }
         if wording.total.unpaired_runs > 0 {
             out.push_str(&format!(
                 "\n{} run(s) had no partner in the other arm and were left out.\n",

@@ -27,7 +27,7 @@ pub use markdown::markdown;
 pub use summary_files::{csv, json};
 pub use table::table;
 
-use super::stats::{Arm, ArmSummary, Comparison, RepeatsNeeded, Row, Summary};
+use super::stats::{Arm, ArmSummary, Comparison, RepeatsNeeded, Row, Summary, Verdict};
 
 /// Beyond this many repeats the report says ">100": adding samples is the practical way.
 const MANY_REPEATS: u64 = 100;
@@ -123,9 +123,11 @@ fn several_variants_note(summary: &Summary) -> Option<String> {
     let count = summary.wordings().count();
     (count > 1).then(|| {
         format!(
-            "{count} variants against one baseline, on the same seeds: Holm covers the categories \
-             of all {count} at once (and their totals, and their laws), so a variant is not called \
-             better for having been tried among many."
+            "{count} variants against one baseline, on the same seeds: each variant's rows share \
+             {:.3} of the run's {} error budget, so a variant is not called better or worse for \
+             having been tried among many.",
+            summary.alpha / count as f64,
+            summary.alpha
         )
     })
 }
@@ -174,37 +176,100 @@ fn rows_of(comparison: &Comparison) -> Vec<&Row> {
         .collect()
 }
 
-/// "plain_city +40 pp [+20, +60]" for each changed row.
-fn changed_rows(comparison: &Comparison) -> Vec<String> {
-    comparison
+/// How a changed row reads in a headline: a category or the total by its Δ (or by its share of
+/// laws held, when that is what moved), a law by its two rates.
+fn change_phrase(row: &Row, law: bool) -> String {
+    let percent = |r: Option<f64>| r.map_or("—".to_string(), |r| format!("{:.0}%", r * 100.0));
+    if law {
+        return format!(
+            "{} {} → {}",
+            row.name,
+            percent(row.reference.rate),
+            percent(row.treatment.rate)
+        );
+    }
+    match (&row.held, row.pass_verdict()) {
+        (Some(held), None) if matches!(held.verdict, Verdict::Better | Verdict::Worse) => format!(
+            "{} (laws held {:.0}% → {:.0}%; passes {})",
+            row.name,
+            held.reference * 100.0,
+            held.treatment * 100.0,
+            delta_and_interval(row, 0)
+        ),
+        _ => format!("{} {}", row.name, delta_and_interval(row, 0)),
+    }
+}
+
+/// The rows of a comparison that went one way (`worse`: declined), categories first, then laws.
+fn moved_rows(comparison: &Comparison, worse: bool) -> Vec<String> {
+    let went = |row: &Row, v: Verdict| {
+        row.verdict == v
+            || (row.verdict == Verdict::Mixed
+                && (row.pass_verdict() == Some(v)
+                    || row.held.as_ref().is_some_and(|h| h.verdict == v)))
+    };
+    let wanted = if worse {
+        Verdict::Worse
+    } else {
+        Verdict::Better
+    };
+    let categories = comparison
         .categories
         .iter()
-        .filter(|r| r.changed())
-        .map(|r| {
-            format!(
-                "{} {} ({})",
-                r.name,
-                r.verdict_label(),
-                delta_and_interval(r, 0)
-            )
-        })
-        .collect()
+        .filter(|r| went(r, wanted))
+        .map(|r| change_phrase(r, false));
+    let laws = comparison
+        .laws
+        .iter()
+        .filter(|r| went(r, wanted))
+        .map(|r| change_phrase(r, true));
+    categories.chain(laws).collect()
+}
+
+/// The total as a headline ends: its verdict and Δ, or "mixed" when its categories moved apart.
+fn total_phrase(total: &Row) -> String {
+    if total.verdict == Verdict::Mixed {
+        format!(
+            "total mixed ({}): its categories moved in opposite directions",
+            delta_and_interval(total, 0)
+        )
+    } else if let (Some(held), None, true) = (&total.held, total.pass_verdict(), total.changed()) {
+        let direction = if total.verdict == Verdict::Better {
+            "better"
+        } else {
+            "worse"
+        };
+        format!(
+            "total {direction} on laws held ({:.0}% → {:.0}%; passes {})",
+            held.reference * 100.0,
+            held.treatment * 100.0,
+            delta_and_interval(total, 0)
+        )
+    } else {
+        format!(
+            "total {} ({})",
+            total.verdict_label(),
+            delta_and_interval(total, 0)
+        )
+    }
 }
 
 fn skill_effect_statement(skill: &Comparison) -> String {
+    let part = removed_part(skill);
     if skill.any_change() {
-        let changed = changed_rows(skill);
-        let total = &skill.total;
+        let mut parts = Vec::new();
+        let better = moved_rows(skill, false);
+        let worse = moved_rows(skill, true);
+        if !better.is_empty() {
+            parts.push(format!("more often with it: {}", better.join(", ")));
+        }
+        if !worse.is_empty() {
+            parts.push(format!("less often with it: {}", worse.join(", ")));
+        }
         format!(
-            "Removing the skill's {} changed the model's behaviour: {}; total {} ({}).",
-            removed_part(skill),
-            if changed.is_empty() {
-                "no single category, but".to_string()
-            } else {
-                changed.join(", ")
-            },
-            total.verdict_label(),
-            delta_and_interval(total, 0)
+            "The skill's {part} changes what the model does (baseline, with it, against the control, without it): {}; {}.",
+            parts.join("; "),
+            total_phrase(&skill.total)
         )
     } else {
         let mut text = no_skill_effect(skill);
@@ -217,28 +282,34 @@ fn skill_effect_statement(skill: &Comparison) -> String {
     }
 }
 
-/// The wording headline: every category that changed, the total, and a warning when the skill's
-/// body made no difference at all.
+/// The wording headline: what got worse first (categories, then laws, by name), then what got
+/// better, then the total; a variant that met more unrecorded calls than the baseline says so;
+/// and a warning when the skill's body made no difference at all.
 fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
     let total = &wording.total;
     if total.samples == 0 {
         return "No data: no pair of runs could be scored.".into();
     }
-    let changed = changed_rows(wording);
-    let mut text = if changed.is_empty() {
-        format!(
-            "No category changed; total {} ({}).",
-            total.verdict_label(),
-            delta_and_interval(total, 0)
-        )
-    } else {
-        format!(
-            "Changed: {}; total {} ({}).",
-            changed.join(", "),
-            total.verdict_label(),
-            delta_and_interval(total, 0)
-        )
-    };
+    let worse = moved_rows(wording, true);
+    let better = moved_rows(wording, false);
+    let mut parts = Vec::new();
+    if !worse.is_empty() {
+        parts.push(format!("Worse: {}", worse.join(", ")));
+    }
+    if !better.is_empty() {
+        parts.push(format!("Better: {}", better.join(", ")));
+    }
+    if parts.is_empty() {
+        parts.push("No category or law changed beyond noise".to_string());
+    }
+    let mut text = format!("{}; {}.", parts.join(". "), total_phrase(total));
+    let (reference_gaps, treatment_gaps) = wording.gaps();
+    if treatment_gaps > reference_gaps {
+        text.push_str(&format!(
+            " {treatment_gaps} of its runs met a call no fixture answers, against {reference_gaps} of the {}'s (scored as judged).",
+            wording.reference.name()
+        ));
+    }
     if let Some(skill) = summary.skill_effect.as_ref() {
         if !wording.any_change() && !skill.any_change() {
             text.push_str(&format!(
@@ -248,6 +319,113 @@ fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
         }
     }
     text
+}
+
+/// The rows of a comparison where the run could not see a change in some direction, said in
+/// words, so that a short "↓ unseen" in the table is never read as "no decline": either the
+/// reference's rate leaves less room that way than the change the run finds the other way, or
+/// the row has too few samples to find a change of any size four times in five.
+fn blind_spots(comparison: &Comparison) -> Option<String> {
+    let reference = comparison.reference.name();
+    let mut sentences = Vec::new();
+    for (up, word) in [(false, "a decline"), (true, "a rise")] {
+        let rows: Vec<String> = comparison
+            .rows()
+            .filter(|r| {
+                let (rise, decline) = r.unseen();
+                (if up { rise } else { decline }) && !(rise && decline)
+            })
+            .map(|r| {
+                format!(
+                    "{} (the {reference} passes {:.0}%)",
+                    r.name,
+                    r.reference.rate.unwrap_or(0.0) * 100.0
+                )
+            })
+            .collect();
+        if !rows.is_empty() {
+            sentences.push(format!(
+                "Could not see {word} in {}: the {reference} leaves too little room for one \
+                 this run would find.",
+                rows.join(", ")
+            ));
+        }
+    }
+    let underpowered: Vec<String> = comparison
+        .rows()
+        .filter(|r| r.unseen() == (true, true))
+        .map(|r| format!("{} ({} samples)", r.name, r.samples))
+        .collect();
+    if !underpowered.is_empty() {
+        sentences.push(format!(
+            "No change of any size would be found {:.0}% of the time in {}: a verdict there is \
+             possible, a claim of no change is not.",
+            super::stats::POWER * 100.0,
+            underpowered.join(", ")
+        ));
+    }
+    (!sentences.is_empty()).then(|| sentences.join(" "))
+}
+
+/// The graded outcome of each category and the total: the mean share of a run's laws that
+/// held, in each arm, and the rows where it carried a verdict.
+fn held_line(comparison: &Comparison) -> Option<String> {
+    let parts: Vec<String> = rows_of(comparison)
+        .into_iter()
+        .filter_map(|row| {
+            let held = row.held.as_ref()?;
+            let verdict = match held.verdict {
+                Verdict::Better | Verdict::Worse => format!(
+                    " {} (adj. p {})",
+                    if held.verdict == Verdict::Better {
+                        "better"
+                    } else {
+                        "worse"
+                    },
+                    p_value(held.p_adjusted)
+                ),
+                _ => String::new(),
+            };
+            Some(format!(
+                "{} {:.0}% → {:.0}%{verdict}",
+                row.name,
+                held.reference * 100.0,
+                held.treatment * 100.0
+            ))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Laws held (mean share of a run's laws that held, {} → {}): {}.",
+            comparison.reference.name(),
+            comparison.treatment.name(),
+            parts.join(", ")
+        )
+    })
+}
+
+/// The lines under a comparison's table: the laws-held figures, and where it could not see.
+fn comparison_notes(comparison: &Comparison) -> Vec<String> {
+    [
+        held_line(comparison),
+        gaps_line(comparison),
+        blind_spots(comparison),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// Runs of each arm that met a call no fixture answers, when any did.
+fn gaps_line(comparison: &Comparison) -> Option<String> {
+    let (reference, treatment) = comparison.gaps();
+    (reference + treatment > 0).then(|| {
+        format!(
+            "Gaps (runs that met a call no fixture answers, scored as judged): {} {reference}, {} {treatment}.",
+            comparison.reference.name(),
+            comparison.treatment.name()
+        )
+    })
 }
 
 /// Units that errored (the backend failed, or a recording did), which count as failures: said
@@ -276,15 +454,26 @@ fn legend(summary: &Summary) -> String {
     format!(
         "Rates: mean of per-sample pass rates in %, [lowest–highest across {} repeat(s)]. \
          Δ: treatment minus reference in percentage points, [{:.0}% paired bootstrap interval over \
-         samples]. p: exact sign-flip permutation test over per-sample differences; (adj.): Holm \
-         across categories (across laws in the law tables; the total is not adjusted). A verdict \
-         needs adjusted p < {} and an interval that excludes 0. MDE: the change this run would \
-         detect with {:.0}% power at the level a row faces when it is the only change, α/(rows \
-         tested); * marks a variance floored at the pooled pass rate's. \"inconclusive\": Δ is at \
-         least the MDE, yet the test did not reach its level. \"too few samples\": no outcome of \
-         this many samples could reach that level.",
+         samples, {} resamples]. laws held: the mean share of a run's laws that held, in each arm \
+         (a graded outcome that moves where samples seldom pass every law). p: sign-flip \
+         permutation test over per-sample differences, exact unless marked ~ (Monte-Carlo); \
+         (adj.): every row of a comparison, its categories on both outcomes, the total and every \
+         law, tested as one family by a step-down min-P test over {} joint sign flips of whole \
+         samples, which keeps the chance of any false verdict in the comparison under {}; with \
+         several variants each gets an equal share. A verdict needs adjusted p < {} and an \
+         interval that excludes 0; \"(laws held)\" marks one the graded outcome carried, \
+         \"mixed\" changes in opposite directions. Gapped runs (a call no fixture answers) are \
+         scored as judged. MDE: the change this run would detect with {:.0}% power when it is \
+         the only change; where the reference leaves no room for a change that size in one \
+         direction, the verdict says which direction the run could not see; * marks a variance \
+         floored at the pooled pass rate's. \"inconclusive\": Δ is at least the MDE, yet the \
+         test did not reach its level. \"too few samples\": no outcome of this many samples \
+         could be called.",
         summary.repeats,
         summary.confidence * 100.0,
+        summary.bootstrap_resamples,
+        summary.joint_flips,
+        summary.alpha,
         summary.alpha,
         summary.power * 100.0
     )
@@ -355,9 +544,14 @@ fn cells(row: &Row, with_bands: bool, digits: usize) -> Vec<String> {
         delta_and_interval(row, digits),
         match row.samples {
             0 => "—".into(),
-            // Nothing was adjusted (the total, or a family of one): one figure says it.
-            _ if p_value(row.p_value) == p_value(row.p_adjusted) => p_value(row.p_value),
-            _ => format!("{} ({})", p_value(row.p_value), p_value(row.p_adjusted)),
+            _ => {
+                let raw = format!(
+                    "{}{}",
+                    if row.p_exact { "" } else { "~" },
+                    p_value(row.p_value)
+                );
+                format!("{raw} ({})", p_value(row.p_adjusted))
+            }
         },
         mde(row),
         row.verdict_label(),
@@ -472,7 +666,7 @@ mod tests {
         }
         let mut summary = fixture_summary();
         summary.label_control("description");
-        assert!(table(&summary).contains("Removing the skill's description changed"));
+        assert!(table(&summary).contains("The skill's description changes what the model does"));
     }
 
     #[test]
@@ -483,13 +677,14 @@ mod tests {
         for text in [table(&summary), markdown(&summary, "t", "s")] {
             assert!(text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
             // The wording's changes are still named, and not called equal.
-            assert!(text.contains("Changed: city_country worse"), "{text}");
+            assert!(text.contains("Worse: city_country"), "{text}");
         }
         // With the body mattering, the report names where.
         let text = table(&fixture_summary());
         assert!(!text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
+        // Better means the baseline, with the body, beats the control, without it.
         assert!(
-            text.contains("changed the model's behaviour: city_country better"),
+            text.contains("against the control, without it): more often with it: city_country"),
             "{text}"
         );
     }
@@ -508,7 +703,7 @@ mod tests {
         }
         let summary = summarize(&outcomes).unwrap();
         let text = markdown(&summary, "t", "s");
-        assert!(text.contains("No category changed"), "{text}");
+        assert!(text.contains("No category or law changed"), "{text}");
         assert!(
             text.contains("this does not show that the wordings are equal"),
             "{text}"

@@ -140,6 +140,7 @@ pub fn verdict_class(row: &crate::eval::stats::Row) -> &'static str {
         Verdict::NoChange => "no_change",
         Verdict::TooFewSamples => "too_few_samples",
         Verdict::NoData => "no_data",
+        Verdict::Mixed => "mixed",
     }
 }
 

@@ -2,8 +2,9 @@
 //! terminal's width, so that it prints the same everywhere.
 
 use super::{
-    cells, comparison_name, comparison_title, errored_statement, headers, legend, repeats_needed,
-    rows_of, several_variants_note, skill_effect_statement, variants_grid, wording_statement,
+    cells, comparison_name, comparison_notes, comparison_title, errored_statement, headers, legend,
+    repeats_needed, rows_of, several_variants_note, skill_effect_statement, variants_grid,
+    wording_statement,
 };
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -19,6 +20,7 @@ pub fn table(summary: &Summary) -> String {
     if let Some(skill) = &summary.skill_effect {
         out.push_str(&format!("{}\n", comparison_title(skill)));
         out.push_str(&terminal_table(skill, &rows_of(skill), true));
+        out.push_str(&notes(skill));
         out.push_str(&format!("\n{}\n\n", skill_effect_statement(skill)));
     } else {
         out.push_str("Skill effect: not measured (--no-control).\n\n");
@@ -29,6 +31,7 @@ pub fn table(summary: &Summary) -> String {
         }
         out.push_str(&format!("{}\n", comparison_title(wording)));
         out.push_str(&terminal_table(wording, &rows_of(wording), true));
+        out.push_str(&notes(wording));
         out.push_str(&format!("\n{}\n", wording_statement(summary, wording)));
     }
     if let Some(note) = several_variants_note(summary) {
@@ -58,6 +61,14 @@ pub fn table(summary: &Summary) -> String {
     out.push_str(&format!("\n{}\n", legend(summary)));
     out.push_str(&format!("\n{}\n", repeats_needed(summary)));
     out
+}
+
+/// The lines under a comparison's table.
+fn notes(comparison: &Comparison) -> String {
+    comparison_notes(comparison)
+        .into_iter()
+        .map(|line| line + "\n")
+        .collect()
 }
 
 fn terminal_table(comparison: &Comparison, rows: &[&Row], categories: bool) -> String {
@@ -92,7 +103,7 @@ pub(super) fn named_table(
 }
 
 /// Law names longer than this wrap after a hyphen, so that a law table fits in 100 columns.
-const LAW_NAME_WIDTH: usize = 28;
+const LAW_NAME_WIDTH: usize = 23;
 
 /// `name` in pieces of at most `width` characters, broken after hyphens where it can be.
 fn wrap_name(name: &str, width: usize) -> Vec<String> {
