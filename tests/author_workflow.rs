@@ -168,22 +168,22 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
             .treatment
             .rate
     };
-    assert_eq!(lookup(Arm::More(0)), Some(1.0));
+    // Vostok has no recording: the gapped run is scored as judged (it failed), not dropped.
+    assert_eq!(lookup(Arm::More(0)), Some(2.0 / 3.0));
     assert_eq!(lookup(Arm::More(1)), Some(0.0));
 
-    // Holm covers every variant's categories: the level a category row faces is α over all of
-    // them (three categories tested per variant).
+    // One error budget over the run: each variant's rows face α over the three variants, so
+    // no row's level exceeds α/3.
     for wording in summary.wordings() {
-        for row in wording.categories.iter().filter(|r| r.samples > 0) {
+        for row in wording.rows().filter(|r| r.samples > 0) {
             assert!(
-                (row.level - 0.05 / 9.0).abs() < 1e-12,
+                row.level <= 0.05 / 3.0 + 1e-12,
                 "{} {}: level {}",
                 wording.name,
                 row.name,
                 row.level
             );
         }
-        assert!((wording.total.level - 0.05 / 3.0).abs() < 1e-12);
     }
 
     // The same comparison of the first variant alone: same Δ and raw p, a stricter level.
@@ -203,7 +203,7 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     {
         assert_eq!((joint.delta, joint.p_value), (own.delta, own.p_value));
         assert!(joint.p_adjusted >= own.p_adjusted, "{}", joint.name);
-        assert!(joint.level < own.level, "{}", joint.name);
+        assert!(joint.level <= own.level, "{}", joint.name);
     }
 
     // The files carry every variant.
@@ -526,9 +526,9 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
         text.contains(&format!("# skilleval: run {}", result.run_id)),
         "{text}"
     );
-    // Vostok has no recording: a gap, left out of the rates.
+    // Vostok has no recording: a gap, scored as judged (it failed in both arms).
     assert!(
-        text.contains("# skilleval: lookup 100.0% over 2 samples · Δ +50.0 pp"),
+        text.contains("# skilleval: lookup 66.7% over 3 samples · Δ +33.3 pp"),
         "{text}"
     );
     assert!(text.contains("# skilleval: total "), "{text}");

@@ -68,7 +68,7 @@ fn a_run_against_itself_changes_nothing() {
         "{stdout}"
     );
     assert!(stdout.contains("measures run-to-run noise"), "{stdout}");
-    assert!(stdout.contains("No category changed"), "{stdout}");
+    assert!(stdout.contains("No category or law changed"), "{stdout}");
     assert!(
         stdout.contains("A variant") && stdout.contains("B variant"),
         "{stdout}"
@@ -106,7 +106,7 @@ fn a_mended_variant_is_better_where_it_was_mended() {
     // The baseline arm was the same in both runs.
     let (_, stdout, _) = compare(&[&a, &b], &["--arm", "baseline"]);
     assert!(stdout.contains("the baseline arm of each"), "{stdout}");
-    assert!(stdout.contains("No category changed"), "{stdout}");
+    assert!(stdout.contains("No category or law changed"), "{stdout}");
 }
 
 /// One line on stderr, exit code 1, naming `what`.

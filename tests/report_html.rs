@@ -202,7 +202,7 @@ fn the_report_command_rebuilds_the_same_page_and_markdown() {
     assert_eq!(written, html::render(&record, &summary, &record.settings()));
     let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
-        markdown.starts_with("# skilleval: mini\n\n**Wording: Changed: lookup worse"),
+        markdown.starts_with("# skilleval: mini\n\n**Wording: Worse: lookup -88"),
         "{markdown}"
     );
     // The headline and the changed categories come first; the full tables are folded.

@@ -3,14 +3,21 @@
 //! probability drawn from a spread like real runs' (many samples that nearly always pass or
 //! fail, some in between), shared by both arms unless an effect is planted.
 //!
-//! Checked: with no effect, a run calls some category better or worse in at most 5% of runs
-//! (Holm's promise); with an effect planted in one category of 15 samples, the share of runs
+//! Checked: with no effect, a run calls some row better or worse in at most 5% of runs (the
+//! family's promise); with an effect planted in one category of 15 samples, the share of runs
 //! that call it better matches the power the run's own MDE promises.
 
 use skilleval::eval::stats::method::Rng;
 use skilleval::eval::stats::{
-    compare, compare_many, compare_with_power, Arm, Comparison, Outcome, Powers, Row, Verdict,
-    POWER,
+    compare_many_with, Arm, Comparison, Effort, Outcome, Powers, Row, Verdict, POWER,
+};
+
+/// Fewer bootstrap resamples and joint flips than a report (2,000 each), with its power
+/// analysis: the verdicts and MDEs of a report, at a cost a thousand runs can pay.
+const EFFORT: Effort = Effort {
+    bootstrap_resamples: 2_000,
+    joint_flips: 2_000,
+    power: true,
 };
 
 const CATEGORY_SIZES: [usize; 10] = [15, 15, 15, 15, 14, 14, 14, 14, 14, 14];
@@ -108,8 +115,15 @@ struct Run {
 }
 
 fn wording(outcomes: &[Outcome]) -> Run {
-    let (comparison, powers) = compare_with_power(outcomes, "wording", Arm::Baseline, Arm::Variant)
-        .expect("consistent outcomes");
+    let (comparison, powers) = compare_many_with(
+        outcomes,
+        &["wording".to_string()],
+        Arm::Baseline,
+        &[Arm::Variant],
+        EFFORT,
+    )
+    .expect("consistent outcomes")
+    .remove(0);
     Run { comparison, powers }
 }
 
@@ -118,22 +132,21 @@ fn planted(run: &Run) -> &Row {
 }
 
 #[test]
-fn with_no_effect_at_most_five_percent_of_runs_call_a_category() {
+fn with_no_effect_at_most_five_percent_of_runs_call_any_row() {
     // 1 000 runs: at a true rate of 5% the bound would be crossed by chance in about half of
-    // the draws, but runs like these call a category in well under 1% (0.2% in 2 000 runs),
-    // and a rate near 5% would show as about 50 calls.
+    // the draws; a rate near 5% would show as about 50 calls.
     let runs = 1_000;
     let mut rng = Rng::new(20_260_515);
     let mut called = 0;
     for _ in 0..runs {
         let comparison = wording(&simulated_run(&mut rng, 0.0)).comparison;
         assert_eq!(comparison.categories.len(), 10);
-        if comparison.categories.iter().any(Row::changed) {
+        if comparison.rows().any(Row::changed) {
             called += 1;
         }
     }
     let rate = called as f64 / runs as f64;
-    eprintln!("no effect: {called} of {runs} runs called some category ({rate:.3})");
+    eprintln!("no effect: {called} of {runs} runs called some row ({rate:.3})");
     assert!(rate <= 0.05, "false verdicts in {rate} of runs");
 }
 
@@ -234,7 +247,13 @@ fn an_effect_as_large_as_the_reported_mde_is_found_about_80_percent_of_the_time(
         (mean_mde - effect).abs() < 0.02,
         "the runs report an MDE of {mean_mde}, not the planted {effect}"
     );
-    assert!((power - POWER).abs() <= 0.05, "power {power} at the MDE");
+    // The MDE is computed at the level a row faces alone in its family, from the exact
+    // sign-flip test; the verdict's step-down over the flips finds a little more (86% in 1,000
+    // runs at seed 7). A promise on the safe side is allowed; one that overstates is not.
+    assert!(
+        (POWER - 0.05..=POWER + 0.08).contains(&power),
+        "power {power} at the MDE"
+    );
     assert!(other_calls as f64 / runs.len() as f64 <= 0.05);
 }
 
@@ -315,59 +334,53 @@ fn null_run_with_variants(rng: &mut Rng, variants: usize) -> Vec<Outcome> {
 }
 
 #[test]
-fn several_variants_face_one_correction_across_all_their_categories() {
-    // Holm over every variant and category: with four variants and no effect, at most 5% of
-    // runs call any category of any variant, and at most 5% any variant's total; every category
-    // row faces α over all 40; and no row's adjusted p is below what the same variant's
-    // comparison alone would give.
+fn several_variants_share_one_error_budget() {
+    // Four variants and no effect: at most 5% of runs call any row (category, total or law,
+    // on either outcome) of any variant; each variant's family has α/4, and a variant's raw p
+    // is the same as when it is compared alone.
     const VARIANTS: usize = 4;
-    // 400 runs: the share of runs calling a total is near 4%, and 100 runs are too few to
-    // tell that from 5% (the first 100 of these draws called a total in 7).
     let runs: usize = 400;
     let mut rng = Rng::new(20_261_201);
     let treatments: Vec<Arm> = (0..VARIANTS).map(Arm::variant).collect();
     let names: Vec<String> = treatments.iter().map(|a| a.name().to_string()).collect();
-    let (mut called, mut totals_called, mut stricter, mut alone_totals) = (0, 0, 0, 0);
+    let effort = Effort {
+        power: false,
+        ..EFFORT
+    };
+    let (mut called, mut alone_called) = (0, 0);
     for _ in 0..runs {
         let outcomes = null_run_with_variants(&mut rng, VARIANTS);
-        let joint = compare_many(&outcomes, &names, Arm::Baseline, &treatments).unwrap();
-        if joint
-            .iter()
-            .any(|(c, _)| c.categories.iter().any(Row::changed))
-        {
+        let joint =
+            compare_many_with(&outcomes, &names, Arm::Baseline, &treatments, effort).unwrap();
+        if joint.iter().any(|(c, _)| c.rows().any(Row::changed)) {
             called += 1;
         }
-        if joint.iter().any(|(c, _)| c.total.changed()) {
-            totals_called += 1;
-        }
-        for ((comparison, _), &arm) in joint.iter().zip(&treatments) {
-            let alone = compare(&outcomes, arm.name(), Arm::Baseline, arm).unwrap();
-            if alone.total.changed() {
-                alone_totals += 1;
-            }
+        let mut any_alone = false;
+        for ((comparison, _), (&arm, name)) in joint.iter().zip(treatments.iter().zip(&names)) {
+            let alone = compare_many_with(
+                &outcomes,
+                std::slice::from_ref(name),
+                Arm::Baseline,
+                &[arm],
+                effort,
+            )
+            .unwrap()
+            .remove(0)
+            .0;
+            any_alone |= alone.rows().any(Row::changed);
             for (row, own) in comparison.categories.iter().zip(&alone.categories) {
                 assert_eq!(row.p_value, own.p_value, "the raw test is the same");
                 assert!(row.p_adjusted >= own.p_adjusted - 1e-12, "{}", row.name);
-                assert!((row.level - 0.05 / (VARIANTS * 10) as f64).abs() < 1e-12);
-                if row.p_adjusted > own.p_adjusted + 1e-12 {
-                    stricter += 1;
-                }
             }
-            assert!((comparison.total.level - 0.05 / VARIANTS as f64).abs() < 1e-12);
         }
+        alone_called += usize::from(any_alone);
     }
     let rate = called as f64 / runs as f64;
-    let totals_rate = totals_called as f64 / runs as f64;
     eprintln!(
-        "{VARIANTS} variants, no effect: {called} of {runs} runs called some category ({rate:.3}), \
-         {totals_called} some total ({totals_rate:.3}); {stricter} category rows adjusted more \
-         strictly than alone; {alone_totals} of {} totals called when compared alone"
-    , runs * VARIANTS);
-    // Each family keeps Holm's promise: the categories of every variant, and the totals.
-    assert!(rate <= 0.05, "false category verdicts in {rate} of runs");
-    assert!(
-        totals_rate <= 0.05,
-        "false total verdicts in {totals_rate} of runs"
+        "{VARIANTS} variants, no effect: {called} of {runs} runs called some row of some \
+         variant ({rate:.3}); each variant compared alone, {alone_called} runs ({:.3})",
+        alone_called as f64 / runs as f64
     );
-    assert!(stricter > 0, "the family spans the variants");
+    assert!(rate <= 0.05, "false verdicts in {rate} of runs");
+    assert!(alone_called > called, "alone, each variant has the whole α");
 }
