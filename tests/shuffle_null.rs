@@ -98,3 +98,11 @@ fn four_wordings_shuffled_stay_within_the_error_budget() {
     // city_country, city_us_state and not_weather, 3 repeats, no control.
     assert_within_budget(false_verdicts("four-wordings.jsonl", 28));
 }
+
+#[test]
+fn the_readme_command_shuffled_stays_within_the_error_budget() {
+    // Control, baseline and b.md over city_country, plain_city and not_weather, 6 repeats: the
+    // README's command. All three arms are shuffled, so the wording compares two draws of one
+    // mixture.
+    assert_within_budget(false_verdicts("readme-command.jsonl", 29));
+}
