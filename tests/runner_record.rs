@@ -242,8 +242,8 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
         "{error}"
     );
 
-    // Replay from an empty folder: no recordings yet, so every call is a gap and nothing is
-    // scored.
+    // Replay from an empty folder: no recordings yet, so every call is a gap; gapped runs are
+    // scored as judged, and counted per arm.
     std::fs::create_dir_all(&fixtures).unwrap();
     let before = run(
         &pack_dir,
@@ -252,7 +252,8 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
         unreachable_service(),
     );
     assert_eq!(before.summary.wording.total.gapped_pairs, 3);
-    assert_eq!(before.summary.wording.total.pairs, 0);
+    assert_eq!(before.summary.wording.total.pairs, 3);
+    assert_eq!(before.summary.wording.total.reference.gapped, 3);
     assert!(fixture_files(&fixtures).is_empty());
 
     let server = StandIn::start(answers());

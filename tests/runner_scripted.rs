@@ -166,11 +166,12 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
         report
     );
 
-    // The variant's skipped call fails both station laws, in both repeats.
+    // The variant's skipped call fails both station laws, in both repeats; Vostok's gap is
+    // scored as judged (it fails in both arms) and counted.
     let lookup = category(&result.summary, "lookup");
     assert_eq!(
         (lookup.reference.rate, lookup.treatment.rate),
-        (Some(1.0), Some(0.5))
+        (Some(2.0 / 3.0), Some(1.0 / 3.0))
     );
     let skipped = entry(&result.entries, "lookup-uccle", Arm::Variant, 1);
     assert_eq!(
@@ -184,7 +185,7 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
 }
 
 #[test]
-fn replayed_answers_fold_names_and_gaps_are_counted_not_judged() {
+fn replayed_answers_fold_names_and_gaps_are_counted_and_judged() {
     let output = tempfile::tempdir().unwrap();
     let opts = options(output.path(), 2, true);
     let samples = opts.pack.corpus(None).unwrap();
@@ -204,7 +205,7 @@ fn replayed_answers_fold_names_and_gaps_are_counted_not_judged() {
         .ends_with("sodankyla-obs.json"));
     assert!(messy.judgement.passed && !messy.gapped);
 
-    // Vostok has no recording: the model is told so, and the pair leaves the rates.
+    // Vostok has no recording: the model is told so, and the pair is scored as judged.
     for arm in [Arm::Baseline, Arm::Variant] {
         let vostok = entry(&result.entries, "lookup-vostok", arm, 0);
         let call = vostok.transcript.calls().next().unwrap();
@@ -219,8 +220,9 @@ fn replayed_answers_fold_names_and_gaps_are_counted_not_judged() {
     }
     let lookup = category(&result.summary, "lookup");
     assert_eq!(lookup.gapped_pairs, 2, "one sample, two repeats");
-    assert_eq!((lookup.samples, lookup.pairs), (2, 4));
-    assert_eq!(lookup.reference.rate, Some(1.0));
+    assert_eq!((lookup.samples, lookup.pairs), (3, 6));
+    assert_eq!((lookup.reference.gapped, lookup.treatment.gapped), (2, 2));
+    assert_eq!(lookup.reference.rate, Some(2.0 / 3.0));
     assert_eq!(result.summary.wording.total.gapped_pairs, 2);
     assert_eq!(category(&result.summary, "messy_name").gapped_pairs, 0);
 }

@@ -3,7 +3,7 @@
 //! variant when both runs had one, else the baseline (or the one `--arm` names). Runs of that
 //! arm pair up by (sample, repeat), and the paired difference, RUN_B's arm minus RUN_A's, goes
 //! through the same statistics as a run's own comparisons (`stats::compare`: per-sample
-//! differences, bootstrap interval, sign-flip test, Holm, MDE). Runs that cannot pair up are
+//! differences, bootstrap interval, sign-flip test, the one family, MDE). Runs that cannot pair up are
 //! refused in one line naming what differs.
 
 use std::collections::BTreeSet;
@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::run_folder::RunRecord;
 use super::table::named_table;
-use super::{moved_rows, rows_of, total_phrase};
+use super::{movements, rows_of};
 use crate::eval::manifest::Manifest;
 use crate::eval::stats::{self, Arm, Comparison, Outcome};
 
@@ -198,22 +198,7 @@ pub fn render(rc: &RunComparison) -> String {
         format!("The runs differ in: {}.\n", rc.differences.join(", "))
     });
     out.push_str(&named_table((&a, &b), &rows_of(c), true));
-    let (worse, better) = (moved_rows(c, true), moved_rows(c, false));
-    let mut parts = Vec::new();
-    if !worse.is_empty() {
-        parts.push(format!("Worse: {}", worse.join(", ")));
-    }
-    if !better.is_empty() {
-        parts.push(format!("Better: {}", better.join(", ")));
-    }
-    if parts.is_empty() {
-        parts.push("No category or law changed beyond noise".to_string());
-    }
-    out.push_str(&format!(
-        "\n{}; {}.\n",
-        parts.join(". "),
-        total_phrase(&c.total)
-    ));
+    out.push_str(&format!("\n{}\n", movements(c)));
     if rc.left_out != [0, 0] {
         out.push_str(&format!(
             "Left out, with no partner in the other run: {} run(s) of A, {} of B{}.\n",
@@ -239,8 +224,8 @@ pub fn render(rc: &RunComparison) -> String {
     }
     out.push_str(
         "\nΔ: B minus A in percentage points, [95% paired bootstrap interval over samples]. p: exact \
-         sign-flip permutation test over per-sample differences, (adj.) Holm across categories \
-         (across laws in the law table). MDE: the change these runs would detect with 80% power. \
+         sign-flip permutation test over per-sample differences, (adj.) every row of the comparison \
+         in one family (step-down min-P over joint sign flips). MDE: the change these runs would detect with 80% power. \
          Verdicts as in a run's report.\n",
     );
     out

@@ -189,7 +189,7 @@ fn comparison_section(comparison: &Comparison) -> String {
             &laws,
             None,
         ));
-        out.push_str("<figcaption>Per law: the pass rate of each law over the runs it applied to; Holm across laws.</figcaption>\n</figure>\n");
+        out.push_str("<figcaption>Per law: the pass rate of each law over the runs it applied to; adjusted with every other row of the comparison.</figcaption>\n</figure>\n");
         out.push_str("<details><summary>Per-law table</summary>\n");
         out.push_str(&html_table(comparison, &laws, false));
         out.push_str("</details>\n");

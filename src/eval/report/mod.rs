@@ -254,6 +254,21 @@ fn total_phrase(total: &Row) -> String {
     }
 }
 
+/// What moved in a comparison: "Worse: …. Better: …; total …." (or that nothing did).
+fn movements(comparison: &Comparison) -> String {
+    let mut parts = Vec::new();
+    for (worse, word) in [(true, "Worse"), (false, "Better")] {
+        let rows = moved_rows(comparison, worse);
+        if !rows.is_empty() {
+            parts.push(format!("{word}: {}", rows.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        parts.push("No category or law changed beyond noise".to_string());
+    }
+    format!("{}; {}.", parts.join(". "), total_phrase(&comparison.total))
+}
+
 fn skill_effect_statement(skill: &Comparison) -> String {
     let part = removed_part(skill);
     if skill.any_change() {
@@ -290,19 +305,7 @@ fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
     if total.samples == 0 {
         return "No data: no pair of runs could be scored.".into();
     }
-    let worse = moved_rows(wording, true);
-    let better = moved_rows(wording, false);
-    let mut parts = Vec::new();
-    if !worse.is_empty() {
-        parts.push(format!("Worse: {}", worse.join(", ")));
-    }
-    if !better.is_empty() {
-        parts.push(format!("Better: {}", better.join(", ")));
-    }
-    if parts.is_empty() {
-        parts.push("No category or law changed beyond noise".to_string());
-    }
-    let mut text = format!("{}; {}.", parts.join(". "), total_phrase(total));
+    let mut text = movements(wording);
     let (reference_gaps, treatment_gaps) = wording.gaps();
     if treatment_gaps > reference_gaps {
         text.push_str(&format!(
@@ -460,8 +463,9 @@ fn legend(summary: &Summary) -> String {
          (adj.): every row of a comparison, its categories on both outcomes, the total and every \
          law, tested as one family by a step-down min-P test over {} joint sign flips of whole \
          samples, which keeps the chance of any false verdict in the comparison under {}; with \
-         several variants each gets an equal share. A verdict needs adjusted p < {} and an \
-         interval that excludes 0; \"(laws held)\" marks one the graded outcome carried, \
+         several variants each gets an equal share; the skill effect is a family of its own. \
+         A verdict needs adjusted p < {} and an interval that excludes 0; \"(laws held)\" \
+         marks one the graded outcome carried, \
          \"mixed\" changes in opposite directions. Gapped runs (a call no fixture answers) are \
          scored as judged. MDE: the change this run would detect with {:.0}% power when it is \
          the only change; where the reference leaves no room for a change that size in one \

@@ -1,6 +1,6 @@
 //! `summary.json` and `summary.csv`: every figure of both comparisons, for other programs.
 
-use crate::eval::stats::{RepeatsNeeded, Summary};
+use crate::eval::stats::{RepeatsNeeded, Summary, Verdict};
 
 /// The summary as pretty JSON, exactly as `Summary` serializes.
 pub fn json(summary: &Summary) -> serde_json::Result<String> {
@@ -39,6 +39,12 @@ pub fn csv(summary: &Summary) -> Result<String, csv::Error> {
         "unpaired_runs",
         "reference_errored",
         "treatment_errored",
+        "reference_gapped",
+        "treatment_gapped",
+        "held_reference",
+        "held_treatment",
+        "held_p_adjusted",
+        "held_verdict",
     ])?;
     for comparison in summary.comparisons() {
         let kinds = comparison
@@ -49,10 +55,14 @@ pub fn csv(summary: &Summary) -> Result<String, csv::Error> {
             .chain(comparison.laws.iter().map(|r| ("law", r)));
         for (kind, row) in kinds {
             let optional = |value: Option<f64>| value.map(|v| v.to_string()).unwrap_or_default();
-            let verdict = serde_json::to_value(row.verdict)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
+            let name_of = |verdict: Verdict| {
+                serde_json::to_value(verdict)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            };
+            let verdict = name_of(row.verdict);
+            let held = row.held.as_ref();
             let repeats = match row.repeats_for_target {
                 RepeatsNeeded::Repeats(r) => r.to_string(),
                 RepeatsNeeded::MoreSamples => "more_samples".into(),
@@ -86,6 +96,12 @@ pub fn csv(summary: &Summary) -> Result<String, csv::Error> {
                 row.unpaired_runs.to_string(),
                 row.reference.errored.to_string(),
                 row.treatment.errored.to_string(),
+                row.reference.gapped.to_string(),
+                row.treatment.gapped.to_string(),
+                optional(held.map(|h| h.reference)),
+                optional(held.map(|h| h.treatment)),
+                optional(held.map(|h| h.p_adjusted)),
+                held.map(|h| name_of(h.verdict)).unwrap_or_default(),
             ])?;
         }
     }

@@ -543,7 +543,7 @@ pub struct Summary {
     /// Variant against baseline (in an A/A run, the baseline against a second draw of itself).
     pub wording: Comparison,
     /// The second and further variants against the same baseline, when a run compares several;
-    /// then Holm covers the categories (and the totals, and the laws) of every variant at once.
+    /// then each variant's family has α over their number.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_wordings: Vec<Comparison>,
     pub flaky_samples: Vec<FlakySample>,
@@ -870,12 +870,15 @@ fn finish_comparison(
         law_failures,
     } = raw;
     // The family's rows in a fixed order: categories, total, laws, then the held shares.
-    let mut tested: Vec<&RawRow> = Vec::new();
-    tested.extend(categories.iter());
-    tested.push(&total);
-    tested.extend(laws.iter());
-    tested.extend(held_categories.iter());
-    tested.extend(held_total.iter());
+    let (c, l, h) = (categories.len(), laws.len(), held_categories.len());
+    let has_held_total = held_total.is_some();
+    let tested: Vec<RawRow> = categories
+        .into_iter()
+        .chain([total])
+        .chain(laws)
+        .chain(held_categories)
+        .chain(held_total)
+        .collect();
     let samples: BTreeSet<&str> = tested
         .iter()
         .flat_map(|r| r.columns.iter().map(|(id, _)| id.as_str()))
@@ -898,56 +901,28 @@ fn finish_comparison(
         family_level,
         method::seed_for(&[&name, "family"]),
     );
-    let adjusted: Vec<f64> = test
-        .adjusted
-        .iter()
-        .map(|p| (p * families as f64).min(1.0))
-        .collect();
     let (critical, critical_still) = (test.critical, test.critical_for_a_still_row);
-
-    let (c, l) = (categories.len(), laws.len());
-    let mut position = 0usize;
-    let mut next = || {
-        let i = position;
-        position += 1;
-        (adjusted[i], test.raw[i])
-    };
-    let finish = |raw: RawRow, (p_adjusted, mc): (f64, f64)| {
-        let still = raw.columns.iter().all(|(_, d)| *d == 0.0);
-        let level = if still { critical_still } else { critical };
-        finish_row(raw, level, family_level, p_adjusted, mc, effort.power)
-    };
-    let category_results: Vec<(Row, RowPower)> = categories
+    let mut finished = tested
         .into_iter()
-        .map(|r| {
-            let p = next();
-            finish(r, p)
-        })
-        .collect();
-    let total_p = next();
-    let (mut total, total_power) = finish(total, total_p);
-    let law_results: Vec<(Row, RowPower)> = laws
-        .into_iter()
-        .map(|r| {
-            let p = next();
-            finish(r, p)
-        })
-        .collect();
-    let held_results: Vec<Row> = held_categories
-        .into_iter()
-        .map(|r| {
-            let p = next();
-            finish(r, p).0
-        })
-        .collect();
-    let held_total = held_total.map(|r| {
-        let p = next();
-        finish(r, p).0
-    });
-    debug_assert_eq!(
-        position,
-        c + 1 + l + held_results.len() + usize::from(held_total.is_some())
-    );
+        .zip(test.adjusted.iter().zip(&test.raw))
+        .map(|(raw, (&adjusted, &monte_carlo))| {
+            let still = raw.columns.iter().all(|(_, d)| *d == 0.0);
+            let level = if still { critical_still } else { critical };
+            let p_adjusted = (adjusted * families as f64).min(1.0);
+            finish_row(
+                raw,
+                level,
+                family_level,
+                p_adjusted,
+                monte_carlo,
+                effort.power,
+            )
+        });
+    let category_results: Vec<(Row, RowPower)> = finished.by_ref().take(c).collect();
+    let (mut total, total_power) = finished.next().expect("the total is tested");
+    let law_results: Vec<(Row, RowPower)> = finished.by_ref().take(l).collect();
+    let held_results: Vec<Row> = finished.by_ref().take(h).map(|(row, _)| row).collect();
+    let held_total = has_held_total.then(|| finished.next().expect("the held total").0);
 
     let (mut category_rows, category_powers): (Vec<Row>, Vec<RowPower>) =
         category_results.into_iter().unzip();
