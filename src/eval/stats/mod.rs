@@ -399,7 +399,7 @@ impl Row {
             .held
             .as_ref()
             .is_some_and(|h| h.verdict == self.verdict)
-            && !self.pass_changed();
+            && self.pass_verdict().is_none();
         match self.verdict {
             Verdict::Better if held_only => "better (laws held)".into(),
             Verdict::Worse if held_only => "worse (laws held)".into(),
@@ -410,11 +410,6 @@ impl Row {
             Verdict::TooFewSamples => "too few samples".into(),
             Verdict::NoData => "no data".into(),
         }
-    }
-
-    /// The pass rate's own test found a change (whatever the laws-held share says).
-    fn pass_changed(&self) -> bool {
-        self.pass_verdict().is_some()
     }
 
     /// `better` or `worse` when the pass rate's own test found a change.
@@ -935,13 +930,7 @@ fn finish_comparison(
     // A total over categories that moved apart says so rather than averaging them away.
     let directions: BTreeSet<Verdict> = category_rows
         .iter()
-        .flat_map(|r| {
-            [
-                Some(r.verdict),
-                r.held.as_ref().map(|h| h.verdict),
-                r.pass_verdict(),
-            ]
-        })
+        .flat_map(|r| [r.pass_verdict(), r.held.as_ref().map(|h| h.verdict)])
         .flatten()
         .filter(|v| matches!(v, Verdict::Better | Verdict::Worse))
         .collect();
