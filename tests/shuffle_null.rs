@@ -106,3 +106,44 @@ fn the_readme_command_shuffled_stays_within_the_error_budget() {
     // mixture.
     assert_within_budget(false_verdicts("readme-command.jsonl", 29));
 }
+
+#[test]
+fn unshuffled_the_wordings_that_broke_a_law_fail_and_the_neutral_edit_does_not() {
+    // Known by construction of the wordings: no-call.md's examples never call the tool,
+    // drops-place.md's answers never name the resolved place, reworded.md rephrases one sentence.
+    let summary = skilleval::eval::stats::summarize(&journal("four-wordings.jsonl")).unwrap();
+    let wording = |label: &str| {
+        summary
+            .wordings()
+            .zip(["b.md", "no-call.md", "drops-place.md", "reworded.md"])
+            .find(|(_, name)| *name == label)
+            .map(|(w, _)| w)
+            .unwrap()
+    };
+    let law = |label: &str, name: &str| {
+        wording(label)
+            .laws
+            .iter()
+            .find(|r| r.name == name)
+            .unwrap()
+            .verdict
+    };
+    use skilleval::eval::stats::Verdict;
+    assert_eq!(law("no-call.md", "calls-weather-lookup"), Verdict::Worse);
+    assert!(
+        wording("no-call.md").any_decline(),
+        "--fail-on worse stops it"
+    );
+    assert_eq!(
+        law("drops-place.md", "names-resolved-place"),
+        Verdict::Worse
+    );
+    assert!(
+        wording("drops-place.md").any_decline(),
+        "--fail-on worse stops it"
+    );
+    assert!(
+        !wording("reworded.md").any_change(),
+        "the neutral edit stays clean"
+    );
+}
