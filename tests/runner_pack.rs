@@ -385,6 +385,7 @@ fn two_recordings_of_one_key_are_refused_naming_both_files() {
             note: None,
             status: 200,
             body: json!("14 °C"),
+            ..Default::default()
         };
         std::fs::write(
             temp.path().join(file),
@@ -441,6 +442,7 @@ fn bodies_keep_what_the_service_sent() {
             note: None,
             status: 200,
             body: Fixture::body_from_text(text),
+            ..Default::default()
         };
         let stored: Fixture =
             serde_json::from_str(&serde_json::to_string(&fixture).unwrap()).unwrap();

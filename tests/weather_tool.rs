@@ -593,6 +593,7 @@ fn a_recorded_answer_round_trips_through_a_fixture_file() {
                 note: None,
                 status: fetched.status,
                 body: Fixture::body_from_text(&fetched.body),
+                ..Default::default()
             })
             .unwrap();
     }

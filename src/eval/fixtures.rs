@@ -45,7 +45,7 @@ pub fn fold_value(text: &str, folds: &[Fold]) -> String {
 }
 
 /// One recorded answer, stored as one JSON file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Fixture {
     pub tool: String,
     pub arguments: Map<String, Value>,
@@ -54,6 +54,15 @@ pub struct Fixture {
     pub recorded_from_live: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What answered when it was recorded (the command or MCP server) and when (UTC, RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_with: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_at: Option<String>,
+    /// A stub written for a gap (`skilleval fixtures`), not an answer yet: replay treats it as
+    /// absent, so the call stays a gap until it is filled in (and `stub` removed) or recorded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stub: bool,
     pub status: u16,
     /// The service's answer: a JSON value, or a string for a non-JSON body.
     pub body: Value,
@@ -175,6 +184,19 @@ impl FixtureStore {
                 if route.dir != dir {
                     continue;
                 }
+                // A recording without one of its key arguments would answer a call nobody makes.
+                if let Some(missing) = route
+                    .key_arguments
+                    .iter()
+                    .find(|k| !fixture.arguments.contains_key(k.as_str()))
+                {
+                    bail!(
+                        "{}: field `arguments.{missing}` is missing: tool {:?} is keyed by {}",
+                        file.display(),
+                        fixture.tool,
+                        route.key_arguments.join(", ")
+                    );
+                }
                 let key = route.key(&fixture.arguments);
                 let mut entries = store.entries.lock().expect("fixture lock");
                 if let Some((other, _)) = entries.get(&(fixture.tool.clone(), key.clone())) {
@@ -212,7 +234,18 @@ impl FixtureStore {
             .collect()
     }
 
+    /// The recording that answers this call; a stub answers nothing.
     pub fn lookup(&self, tool: &str, arguments: &Map<String, Value>) -> Option<(PathBuf, Fixture)> {
+        self.lookup_any(tool, arguments)
+            .filter(|(_, fixture)| !fixture.stub)
+    }
+
+    /// The file keyed by this call, a stub included.
+    pub fn lookup_any(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+    ) -> Option<(PathBuf, Fixture)> {
         let route = self.routes.get(tool)?;
         let key = route.key(arguments);
         self.entries

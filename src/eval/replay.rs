@@ -135,6 +135,7 @@ fn answer(
                     note: None,
                     status,
                     body,
+                    ..Default::default()
                 };
                 let out = render_recorded(spec, args, &fixture);
                 match store.record(fixture) {
