@@ -87,13 +87,11 @@ impl StandIn {
     }
 
     fn live(&self) -> LiveServices {
-        LiveServices {
-            weather: Some(Arc::new(
-                WeatherService::new()
-                    .with_base_url(&self.base_url)
-                    .allow_loopback(),
-            )),
-        }
+        LiveServices::with_weather(Arc::new(
+            WeatherService::new()
+                .with_base_url(&self.base_url)
+                .allow_loopback(),
+        ))
     }
 
     /// Locations asked for, once the server has stopped.
@@ -215,14 +213,12 @@ fn unreachable_service() -> LiveServices {
         .local_addr()
         .unwrap()
         .port();
-    LiveServices {
-        weather: Some(Arc::new(
-            WeatherService::new()
-                .with_base_url(format!("http://127.0.0.1:{port}"))
-                .allow_loopback()
-                .with_timeout(Duration::from_secs(2)),
-        )),
-    }
+    LiveServices::with_weather(Arc::new(
+        WeatherService::new()
+            .with_base_url(format!("http://127.0.0.1:{port}"))
+            .allow_loopback()
+            .with_timeout(Duration::from_secs(2)),
+    ))
 }
 
 #[test]

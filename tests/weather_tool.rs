@@ -509,6 +509,7 @@ fn weather_tool_spec(dir: &Path) -> ToolSpec {
         key_arguments: route.key_arguments,
         folds: route.folds,
         unrecorded: None,
+        ..Default::default()
     }
 }
 

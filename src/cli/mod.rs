@@ -11,6 +11,7 @@ mod check;
 mod compare;
 mod doctor;
 mod generate;
+mod init;
 mod lint;
 mod merge;
 mod report;
@@ -69,6 +70,10 @@ pub enum Command {
     /// comments the model never sees) and bump its `version:`
     #[command(after_long_help = stamp::EXAMPLES)]
     Stamp(stamp::StampArgs),
+    /// Write a new pack for a skill from its SKILL.md: its tools (a program, an MCP server, a
+    /// typed tool or fixtures), starter prompts, laws and judge cases that pass `check`
+    #[command(after_long_help = init::EXAMPLES)]
+    Init(init::InitArgs),
     /// Check a skills folder against the Agent Skills format: every violation with its file and
     /// line; exit 1 on any
     #[command(after_long_help = lint::EXAMPLES)]
@@ -90,6 +95,7 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Bench(args) => bench::dispatch(*args),
         Command::Merge(args) => merge::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Init(args) => init::run(args),
         Command::Stamp(args) => stamp::run(args),
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod corpus;
 pub mod fixtures;
+pub mod init;
 pub mod journal;
 pub mod judge;
 pub mod law_cases;

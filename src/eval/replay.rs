@@ -2,7 +2,8 @@
 //! when recording; loads and checks a pack's fixtures; finds failed recordings, which are errors
 //! of their unit.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,8 @@ use super::journal::JournalEntry;
 use super::pack::{Pack, ToolSpec};
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use crate::harness::transcript::Transcript;
+use crate::tools::command::CommandAnswer;
+use crate::tools::mcp::{ListedTool, McpConnection, McpServerSpec};
 use crate::tools::weather;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,15 +29,95 @@ pub enum RecordMode {
     All,
 }
 
-/// How a live service is reached while recording; tests point it at a loopback server.
+/// How a live service is reached while recording; tests point it at a loopback server. The MCP
+/// servers a recording run needs are started at their first call and stopped when the last
+/// handle is dropped, at the end of the run.
 #[derive(Clone, Default)]
 pub struct LiveServices {
     pub weather: Option<Arc<weather::WeatherService>>,
+    mcp: Arc<Mutex<BTreeMap<McpServerSpec, McpStarted>>>,
+}
+
+#[derive(Clone)]
+struct McpStarted {
+    connection: Arc<McpConnection>,
+    listed: Vec<ListedTool>,
+}
+
+/// A live answer, as it is kept in a fixture.
+struct LiveAnswer {
+    status: u16,
+    body: Value,
+    note: Option<String>,
+    recorded_with: String,
 }
 
 impl LiveServices {
-    fn fetch(&self, kind: &str, args: &Map<String, Value>) -> anyhow::Result<(u16, Value)> {
-        match kind {
+    /// The weather service at another address (a test's loopback server).
+    pub fn with_weather(weather: Arc<weather::WeatherService>) -> Self {
+        LiveServices {
+            weather: Some(weather),
+            ..Default::default()
+        }
+    }
+
+    fn fetch(&self, spec: &ToolSpec, args: &Map<String, Value>) -> anyhow::Result<LiveAnswer> {
+        if let Some(program) = spec.command_tool() {
+            let recorded_with = program.describe();
+            let seconds = spec.timeout().as_secs_f64();
+            return Ok(match program.call(args)? {
+                CommandAnswer::Exited {
+                    code: 0, stdout, ..
+                } => LiveAnswer {
+                    status: 200,
+                    body: Fixture::body_from_text(&stdout),
+                    note: None,
+                    recorded_with,
+                },
+                // A failing program's own words are its answer: stderr, or stdout if it said
+                // nothing there.
+                CommandAnswer::Exited {
+                    code,
+                    stdout,
+                    stderr,
+                } => LiveAnswer {
+                    status: 500,
+                    body: Value::String(
+                        if stderr.trim().is_empty() {
+                            stdout
+                        } else {
+                            stderr
+                        }
+                        .trim()
+                        .to_string(),
+                    ),
+                    note: Some(format!("exit code {code}")),
+                    recorded_with,
+                },
+                CommandAnswer::TimedOut => LiveAnswer {
+                    status: 504,
+                    body: Value::String(format!("The tool did not answer within {seconds} s.")),
+                    note: Some(format!("timed out after {seconds} s")),
+                    recorded_with,
+                },
+            });
+        }
+        if let Some(server) = spec.mcp_server() {
+            let started = self.mcp_started(&server)?;
+            if let Some(drift) = schema_drift(spec, &started.listed) {
+                eprintln!("skilleval: warning: {}: {drift}", server.describe());
+            }
+            let answer = started.connection.call(spec.mcp_name(), args)?;
+            return Ok(LiveAnswer {
+                status: if answer.is_error { 500 } else { 200 },
+                body: Fixture::body_from_text(&answer.text),
+                note: answer
+                    .is_error
+                    .then(|| "the server answered isError".to_string()),
+                recorded_with: format!("{} (tools/call {})", server.describe(), spec.mcp_name()),
+            });
+        }
+        match spec.kind.as_str() {
             k if k == weather::TOOL_NAME => {
                 let service = self
                     .weather
@@ -46,17 +129,68 @@ impl LiveServices {
                     .unwrap_or("")
                     .trim();
                 let fetched = service.fetch(location).map_err(|e| anyhow!("{e}"))?;
-                Ok((fetched.status, Fixture::body_from_text(&fetched.body)))
+                Ok(LiveAnswer {
+                    status: fetched.status,
+                    body: Fixture::body_from_text(&fetched.body),
+                    note: None,
+                    recorded_with: format!("{} service", weather::TOOL_NAME),
+                })
             }
             other => bail!("tool kind {other:?} has no live service to record from"),
         }
     }
+
+    /// The server, started (and its tools listed) at the first call that needs it.
+    fn mcp_started(&self, server: &McpServerSpec) -> anyhow::Result<McpStarted> {
+        let mut started = self.mcp.lock().expect("mcp lock");
+        if let Some(found) = started.get(server) {
+            return Ok(found.clone());
+        }
+        let connection = Arc::new(McpConnection::start(server)?);
+        let listed = connection.list_tools()?;
+        let entry = McpStarted { connection, listed };
+        started.insert(server.clone(), entry.clone());
+        Ok(entry)
+    }
+}
+
+/// How the server's own listing of a tool differs from what the pack offers the model, if it
+/// does: the recordings would then answer a tool the model never sees.
+fn schema_drift(spec: &ToolSpec, listed: &[ListedTool]) -> Option<String> {
+    let name = spec.mcp_name();
+    let Some(tool) = listed.iter().find(|t| t.name == name) else {
+        let names: Vec<&str> = listed.iter().map(|t| t.name.as_str()).collect();
+        return Some(format!(
+            "lists no tool {name:?} (it lists: {})",
+            names.join(", ")
+        ));
+    };
+    if spec.parameters.as_ref() != Some(&tool.input_schema) {
+        return Some(format!(
+            "tool {name:?}: the server's input schema differs from the pack's `parameters`"
+        ));
+    }
+    None
 }
 
 /// The fixtures of a pack's tools, every file loaded and checked: a missing folder is an error
 /// unless the run records into it, and a typed tool's recording must be a body the tool can
 /// read. Runs call it before the model loads.
 pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureStore> {
+    // A recording run with nothing to ask would replay and exit 0 as if it had recorded.
+    if mode != RecordMode::Off && !pack.tools.iter().any(ToolSpec::can_record) {
+        let kinds: Vec<String> = pack
+            .tools
+            .iter()
+            .map(|t| format!("{} ({})", t.name, t.kind))
+            .collect();
+        bail!(
+            "{}: --record: no tool of pack {} can be asked live: {}; a recorded tool is answered from its fixtures only (give it `kind = \"command\"` or `kind = \"mcp\"` to record from the real program)",
+            pack.file.display(),
+            pack.name,
+            if kinds.is_empty() { "it has no tools".to_string() } else { kinds.join(", ") }
+        );
+    }
     let store = match mode {
         RecordMode::Off => FixtureStore::load(pack.routes())?,
         RecordMode::Gaps | RecordMode::All => FixtureStore::load_to_record(pack.routes())?,
@@ -125,17 +259,19 @@ fn answer(
         RecordMode::Gaps => recorded.is_none(),
         RecordMode::All => true,
     };
-    if must_fetch && spec.kind != "recorded" {
-        return match live.fetch(&spec.kind, args) {
-            Ok((status, body)) => {
+    if must_fetch && spec.can_record() {
+        return match live.fetch(spec, args) {
+            Ok(answer) => {
                 let fixture = Fixture {
                     tool: spec.name.clone(),
                     arguments: args.clone(),
                     recorded_from_live: true,
-                    note: None,
-                    status,
-                    body,
-                    ..Default::default()
+                    note: answer.note,
+                    recorded_with: Some(answer.recorded_with),
+                    recorded_at: Some(crate::exec::run_id::utc_timestamp()),
+                    stub: false,
+                    status: answer.status,
+                    body: answer.body,
                 };
                 let out = render_recorded(spec, args, &fixture);
                 match store.record(fixture) {

@@ -5,6 +5,28 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `<date>-<time>-<name>` in UTC, to the second: run folders sort by when they started.
 pub fn new_run_id(name: &str) -> String {
+    let (y, m, d, rem) = utc_now();
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{name}",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Now in UTC as RFC 3339 to the second (`2026-12-02T19:48:40Z`), for what a record keeps.
+pub fn utc_timestamp() -> String {
+    let (y, m, d, rem) = utc_now();
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Today's civil date in UTC and the seconds since midnight.
+fn utc_now() -> (i64, i64, i64, u64) {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -20,12 +42,7 @@ pub fn new_run_id(name: &str) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}-{name}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
+    (y, m, d, rem)
 }
 
 /// `id`, or `id-2`, `id-3`… when runs started in the same second share an output folder.

@@ -1,0 +1,201 @@
+//! A pack's own program as a tool: started once per call with the call's arguments as JSON on
+//! stdin, its stdout the answer. Used only while recording; replays never start it.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+/// How a command tool is started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandTool {
+    /// The program and its arguments; a relative program path with a `/` is taken from
+    /// `working_dir`, a bare name from `PATH`.
+    pub argv: Vec<String>,
+    pub working_dir: PathBuf,
+    /// The only variables of skilleval's environment the program sees (besides `PATH` and
+    /// `HOME`), so that an answer cannot depend on something the pack does not name.
+    pub env: Vec<String>,
+    pub timeout: Duration,
+}
+
+/// What the program answered: a finished call (any exit code) or a time-out. Both are the
+/// tool's answer and are recorded; a program that cannot be started is an `Err`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandAnswer {
+    Exited {
+        code: i32,
+        stdout: String,
+        stderr: String,
+    },
+    TimedOut,
+}
+
+impl CommandTool {
+    /// The program as started, for a fixture's `recorded_with`.
+    pub fn describe(&self) -> String {
+        format!("command: {}", self.argv.join(" "))
+    }
+
+    fn program(&self) -> PathBuf {
+        let program = Path::new(&self.argv[0]);
+        if program.is_relative() && self.argv[0].contains('/') {
+            self.working_dir.join(program)
+        } else {
+            program.to_path_buf()
+        }
+    }
+
+    pub fn call(&self, arguments: &Map<String, Value>) -> anyhow::Result<CommandAnswer> {
+        let program = self.program();
+        let mut command = Command::new(&program);
+        command
+            .args(&self.argv[1..])
+            .current_dir(&self.working_dir)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for name in ["PATH", "HOME"]
+            .iter()
+            .copied()
+            .chain(self.env.iter().map(String::as_str))
+        {
+            if let Some(value) = std::env::var_os(name) {
+                command.env(name, value);
+            }
+        }
+        let mut child = command.spawn().map_err(|e| {
+            anyhow::anyhow!(
+                "cannot start {} (in {}): {e}",
+                program.display(),
+                self.working_dir.display()
+            )
+        })?;
+        let input = serde_json::to_string(&Value::Object(arguments.clone()))?;
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // A program that exits without reading its input is still an answer, so a broken pipe
+        // here is not an error.
+        let writer = std::thread::spawn(move || {
+            let _ = stdin.write_all(input.as_bytes());
+        });
+        let stdout = reader(child.stdout.take().expect("piped stdout"));
+        let stderr = reader(child.stderr.take().expect("piped stderr"));
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
+            }
+            if started.elapsed() >= self.timeout {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let _ = writer.join();
+        let stdout = stdout.join().unwrap_or_default();
+        let stderr = stderr.join().unwrap_or_default();
+        Ok(match status {
+            None => CommandAnswer::TimedOut,
+            Some(status) => CommandAnswer::Exited {
+                // A program killed by a signal has no exit code.
+                code: status.code().unwrap_or(-1),
+                stdout,
+                stderr,
+            },
+        })
+    }
+}
+
+fn reader(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = from.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sh(script: &str, timeout_ms: u64) -> CommandTool {
+        CommandTool {
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            working_dir: std::env::temp_dir(),
+            env: vec![],
+            timeout: Duration::from_millis(timeout_ms),
+        }
+    }
+
+    fn args() -> Map<String, Value> {
+        json!({"base": "EUR"}).as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn the_arguments_arrive_on_stdin_and_stdout_is_the_answer() {
+        let answer = sh("cat", 5_000).call(&args()).unwrap();
+        assert_eq!(
+            answer,
+            CommandAnswer::Exited {
+                code: 0,
+                stdout: r#"{"base":"EUR"}"#.into(),
+                stderr: String::new()
+            }
+        );
+    }
+
+    #[test]
+    fn an_exit_code_and_stderr_are_kept() {
+        let answer = sh("echo no such pair >&2; exit 3", 5_000)
+            .call(&args())
+            .unwrap();
+        assert_eq!(
+            answer,
+            CommandAnswer::Exited {
+                code: 3,
+                stdout: String::new(),
+                stderr: "no such pair\n".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_program_that_hangs_times_out() {
+        let started = Instant::now();
+        let answer = sh("sleep 5", 200).call(&args()).unwrap();
+        assert_eq!(answer, CommandAnswer::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn only_named_variables_reach_the_program() {
+        std::env::set_var("SKILLEVAL_TEST_SECRET", "hidden");
+        std::env::set_var("SKILLEVAL_TEST_SHOWN", "shown");
+        let mut tool = sh(
+            "printf '%s/%s' \"$SKILLEVAL_TEST_SECRET\" \"$SKILLEVAL_TEST_SHOWN\"",
+            5_000,
+        );
+        tool.env = vec!["SKILLEVAL_TEST_SHOWN".into()];
+        match tool.call(&args()).unwrap() {
+            CommandAnswer::Exited { stdout, .. } => assert_eq!(stdout, "/shown"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error_not_an_answer() {
+        let tool = CommandTool {
+            argv: vec!["./no-such-program".into()],
+            working_dir: std::env::temp_dir(),
+            env: vec![],
+            timeout: Duration::from_secs(1),
+        };
+        let error = tool.call(&args()).unwrap_err().to_string();
+        assert!(error.contains("no-such-program"), "{error}");
+    }
+}
