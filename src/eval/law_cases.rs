@@ -30,7 +30,6 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::corpus::Sample;
-use super::fixtures::FixtureStore;
 use super::judge::{self, Check, Law};
 use super::pack::Pack;
 use super::replay::{self, LiveServices, RecordMode};
@@ -157,9 +156,14 @@ pub struct Replayer {
 
 impl Replayer {
     pub fn new(pack: &Pack) -> anyhow::Result<Replayer> {
-        let store = Arc::new(FixtureStore::load(pack.routes())?);
-        let registry =
-            replay::build_registry(&pack.tools, store, RecordMode::Off, LiveServices::default());
+        Self::recording(pack, RecordMode::Off)
+    }
+
+    /// A replayer whose calls with no recording are put to the live tool and kept (`check
+    /// --record`), with the fixtures loaded and checked as a run loads them.
+    pub fn recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<Replayer> {
+        let store = Arc::new(replay::load_fixtures(pack, mode)?);
+        let registry = replay::build_registry(&pack.tools, store, mode, LiveServices::default());
         Ok(Replayer {
             registry,
             output_chars: pack.budgets.tool_output_chars,
@@ -323,6 +327,9 @@ impl CheckReport {
                 u.failed.join(", ")
             ));
         }
+        if !self.unpassable.is_empty() {
+            out.push_str("hint: a reference reply restates its call's recording; where none answers the call, `skilleval check --record` asks the pack's live tools for it\n");
+        }
         out.push_str(&format!(
             "pack {}: {} disagreement(s) over {} case(s), {} law(s) lacking a case, {} of {} sample(s) with no passing reply: {}\n",
             self.pack,
@@ -339,6 +346,12 @@ impl CheckReport {
 
 /// Checks a pack: its cases (when it has a cases file) and a passing reply for every sample.
 pub fn check(pack: &Pack) -> anyhow::Result<CheckReport> {
+    check_recording(pack, RecordMode::Off)
+}
+
+/// [`check`], asking the live tools for the reference calls and case calls no recording
+/// answers when `mode` records, so that a sample is not unpassable for want of a recording.
+pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckReport> {
     let samples = pack.corpus(None)?;
     let cases_path = pack.dir.join(CASES_FILE);
     let cases_file = cases_path.is_file().then_some(cases_path);
@@ -346,7 +359,7 @@ pub fn check(pack: &Pack) -> anyhow::Result<CheckReport> {
         Some(path) => load_cases(path, pack, &samples)?,
         None => Vec::new(),
     };
-    let replayer = Replayer::new(pack)?;
+    let replayer = Replayer::recording(pack, mode)?;
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
 
     let mut disagreements = Vec::new();
@@ -461,8 +474,8 @@ fn passes_somehow(
     Err(closest.unwrap_or_default())
 }
 
-/// Reference replies from the pack's own laws: the call its first applicable
-/// `argument_equals_field` law asks for (the sample's value as written), then a reply that
+/// Reference replies from the pack's own laws: the call its applicable `argument_equals_field`
+/// laws ask for (each argument the sample's value as written), then a reply that
 /// names the place (the field of its first applicable `reply_contains` law) and restates the
 /// result's lines on one line, or "I could not find X."; and a plain answer with no call.
 fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Reference> {
@@ -482,29 +495,34 @@ fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Re
         calls: Vec::new(),
         reply: "Here is my answer to that.".into(),
     }];
-    let call = applicable.iter().find_map(|law| match &law.check {
+    // Every argument the `argument_equals_field` laws ask of the first such law's tool, so that
+    // a tool keyed by several arguments (base and quote) gets them all in one call.
+    let asked_of = |law: &&Law| match &law.check {
         Check::ArgumentEqualsField {
             tool,
             argument,
             field,
             ..
-        } => text_of(field).map(|value| {
-            let mut arguments = Map::new();
-            arguments.insert(argument.clone(), Value::String(value.clone()));
-            (
-                CaseCall {
-                    tool: tool.clone(),
-                    arguments,
-                    result: None,
-                },
-                value,
-            )
-        }),
+        } => text_of(field).map(|value| (tool.clone(), argument.clone(), value)),
         _ => None,
-    });
-    let Some((call, asked)) = call else {
+    };
+    let Some((tool, _, _)) = applicable.iter().find_map(asked_of) else {
         return references;
     };
+    let mut arguments = Map::new();
+    let mut values = Vec::new();
+    for (law_tool, argument, value) in applicable.iter().filter_map(asked_of) {
+        if law_tool == tool && !arguments.contains_key(&argument) {
+            arguments.insert(argument, Value::String(value.clone()));
+            values.push(value);
+        }
+    }
+    let call = CaseCall {
+        tool,
+        arguments,
+        result: None,
+    };
+    let asked = values.join(" ");
     let named = applicable
         .iter()
         .find_map(|law| match &law.check {
