@@ -10,6 +10,7 @@ mod chat;
 mod check;
 mod compare;
 mod doctor;
+mod fixtures;
 mod generate;
 mod init;
 mod lint;
@@ -70,6 +71,10 @@ pub enum Command {
     /// comments the model never sees) and bump its `version:`
     #[command(after_long_help = stamp::EXAMPLES)]
     Stamp(stamp::StampArgs),
+    /// Write a stub fixture for every call of a run that no recording answered, to fill in or
+    /// to record over with --record gaps
+    #[command(after_long_help = fixtures::EXAMPLES)]
+    Fixtures(fixtures::FixturesArgs),
     /// Write a new pack for a skill from its SKILL.md: its tools (a program, an MCP server, a
     /// typed tool or fixtures), starter prompts, laws and judge cases that pass `check`
     #[command(after_long_help = init::EXAMPLES)]
@@ -96,6 +101,7 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Merge(args) => merge::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Init(args) => init::run(args),
+        Command::Fixtures(args) => fixtures::run(args),
         Command::Stamp(args) => stamp::run(args),
     }
 }

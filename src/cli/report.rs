@@ -35,6 +35,14 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.junit {
         write_junit(path, &summary, &record.manifest.run_id)?;
     }
+    print!(
+        "{}",
+        crate::eval::report::gaps::terminal(
+            &crate::eval::report::gaps::gap_calls(&record.entries),
+            &record.manifest.run_id,
+            10
+        )
+    );
     println!(
         "{} and {} rebuilt in {}",
         run_folder::MARKDOWN_FILE,

@@ -180,6 +180,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
         println!("{}", report::table(&result.summary));
+        print!(
+            "{}",
+            report::gaps::terminal(
+                &report::gaps::gap_calls(&result.entries),
+                &result.run_id,
+                10
+            )
+        );
         println!("{}", profile.line());
         if let Some(earlier) = &prepared_baseline_note(&result) {
             println!("{earlier}");

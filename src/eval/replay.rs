@@ -197,7 +197,8 @@ pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureSto
     };
     for (file, fixture) in store.entries() {
         let kind = pack.tools.iter().find(|t| t.name == fixture.tool);
-        if kind.is_some_and(|t| t.kind == weather::TOOL_NAME) {
+        // A stub answers nothing, so its empty body is not held to the tool's shape.
+        if !fixture.stub && kind.is_some_and(|t| t.kind == weather::TOOL_NAME) {
             weather::check_recorded(fixture.status, &fixture.body_text())
                 .map_err(|e| anyhow!("{}: field `body`: {e}", file.display()))?;
         }

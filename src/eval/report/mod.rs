@@ -15,6 +15,7 @@ pub mod compare;
 #[cfg(test)]
 mod fixture;
 mod forest;
+pub mod gaps;
 pub mod html;
 pub mod junit;
 mod markdown;

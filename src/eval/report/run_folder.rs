@@ -179,9 +179,25 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
 /// Writes `report.md` and `report.html` into the record's folder.
 pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
     let title = format!("skilleval: {}", record.manifest.pack);
+    let gaps = super::gaps::gap_calls(&record.entries);
+    let run = &record.manifest.run_id;
+    let page = html::render(record, summary, settings);
+    // The gap list goes before the page's data and script, at the end of its body.
+    let page = match page.find("<script type=\"application/json\"") {
+        Some(at) => format!(
+            "{}{}{}",
+            &page[..at],
+            super::gaps::html(&gaps, run),
+            &page[at..]
+        ),
+        None => page,
+    };
     let files = [
-        (MARKDOWN_FILE, markdown(summary, &title, settings)),
-        (HTML_FILE, html::render(record, summary, settings)),
+        (
+            MARKDOWN_FILE,
+            markdown(summary, &title, settings) + &super::gaps::markdown(&gaps, run),
+        ),
+        (HTML_FILE, page),
     ];
     for (name, text) in files {
         let path = record.dir.join(name);

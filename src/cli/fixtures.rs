@@ -1,0 +1,95 @@
+//! `skilleval fixtures RUN`: a stub fixture for every call of a run that no recording answered,
+//! in the tool's folder and shape, to fill in by hand or to record over with `--record gaps`.
+
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+use clap::Args;
+use serde_json::{Map, Value};
+
+use crate::eval::fixtures::{Fixture, FixtureStore};
+use crate::eval::pack::Pack;
+use crate::eval::report::gaps::gap_calls;
+use crate::eval::report::run_folder;
+
+pub const EXAMPLES: &str = "Examples:
+  skilleval fixtures 20261202-212432-timetable
+  skilleval fixtures output/20261202-212432-timetable --pack path/to/my-pack --dry-run";
+
+#[derive(Args, Debug)]
+pub struct FixturesArgs {
+    /// The run: its id under --output, or its folder
+    pub run: String,
+    /// The pack whose fixture folders get the stubs (default: packs/NAME of the run's pack)
+    #[arg(long)]
+    pub pack: Option<String>,
+    /// List the stubs without writing them
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where run folders are
+    #[arg(long, default_value = "output")]
+    pub output: PathBuf,
+}
+
+pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
+    let dir = run_folder::find(&args.run, &args.output)?;
+    let record = run_folder::load(&dir)?;
+    let pack = Pack::load(args.pack.as_deref().unwrap_or(&record.manifest.pack))?;
+    let gaps = gap_calls(&record.entries);
+    if gaps.is_empty() {
+        println!(
+            "run {}: every call was answered; no stub to write",
+            record.manifest.run_id
+        );
+        return Ok(0);
+    }
+    // Only the routes: a stub is written beside the recordings, never over one.
+    let store = FixtureStore::load_to_record(pack.routes())?;
+    let (mut written, mut kept) = (0, 0);
+    for gap in &gaps {
+        let arguments: Map<String, Value> = gap.arguments.as_object().cloned().unwrap_or_default();
+        if store.route(&gap.tool).is_none() {
+            println!(
+                "skip {} {}: the pack has no fixtures folder for this tool",
+                gap.tool, gap.arguments
+            );
+            continue;
+        }
+        if let Some((path, _)) = store.lookup_any(&gap.tool, &arguments) {
+            println!(
+                "keep {} (already answers or stubs {} {})",
+                path.display(),
+                gap.tool,
+                gap.arguments
+            );
+            kept += 1;
+            continue;
+        }
+        let stub = Fixture {
+            tool: gap.tool.clone(),
+            arguments,
+            note: Some(format!(
+                "written by skilleval fixtures from run {}: fill in body and status, then delete \"stub\"",
+                record.manifest.run_id
+            )),
+            stub: true,
+            status: 200,
+            body: Value::String(String::new()),
+            ..Default::default()
+        };
+        if args.dry_run {
+            println!("would write a stub for {} {}", gap.tool, gap.arguments);
+        } else {
+            let path = store
+                .record(stub)
+                .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+            println!("wrote {}", path.display());
+        }
+        written += 1;
+    }
+    println!(
+        "{written} stub(s) {}, {kept} call(s) already have a file",
+        if args.dry_run { "to write" } else { "written" }
+    );
+    Ok(0)
+}

@@ -1,0 +1,111 @@
+//! Calls no recording answered: listed per run from the journal (terminal, report.md,
+//! report.html), and turned into stubs by `skilleval fixtures`, which answer nothing until
+//! filled in. The mini pack, driven by a scripted model that asks for a station the pack has
+//! no recording of; the expected list is what that script asks, counted by hand.
+
+mod runner_support;
+
+use std::path::Path;
+
+use runner_support::scripted_backend::ScriptedBackend;
+use runner_support::{call, copy_pack, script_for};
+use skilleval::eval::pack::Pack;
+use skilleval::eval::report::gaps::{self, gap_calls};
+use skilleval::eval::runner::{self, RunOptions, RunResult};
+use skilleval::eval::stats::Arm;
+use skilleval::harness::template::Family;
+
+/// Every lookup sample asks for "Nowhere Obs", which has no recording; the variant arm alone
+/// also asks for "Atlantis".
+fn run(pack_dir: &Path, output: &Path) -> RunResult {
+    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+    let samples = pack.corpus(None).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.repeats = 1;
+    opts.control = false;
+    opts.output_root = output.to_path_buf();
+    opts.categories = vec!["lookup".into()];
+    let lookups: Vec<_> = samples
+        .into_iter()
+        .filter(|s| s.category == "lookup")
+        .collect();
+    let replies = script_for(&lookups, 1, false, true, 0, |_, arm| {
+        let station = if arm == Arm::Variant {
+            "Atlantis"
+        } else {
+            "Nowhere Obs"
+        };
+        vec![
+            call("station_reading", "station", station),
+            "No reading.".into(),
+        ]
+    });
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    runner::run(&mut backend, &opts).expect("the run completes")
+}
+
+#[test]
+fn every_unanswered_call_is_listed_with_its_units_and_arms() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let out = tempfile::tempdir().unwrap();
+    let result = run(&pack_dir, out.path());
+    let lookups = result.entries.len() / 2;
+    assert!(lookups > 0);
+    let listed = gap_calls(&result.entries);
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    for gap in &listed {
+        assert_eq!(gap.units, lookups, "{gap:?}");
+        let station = gap.arguments["station"].as_str().unwrap();
+        let arm = if station == "Atlantis" {
+            "variant"
+        } else {
+            "baseline"
+        };
+        assert_eq!(gap.arms.iter().collect::<Vec<_>>(), vec![arm], "{gap:?}");
+    }
+    let report = std::fs::read_to_string(result.dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("## Calls no recording answered"),
+        "{report}"
+    );
+    assert!(report.contains(r#"`{"station":"Atlantis"}`"#), "{report}");
+    let page = std::fs::read_to_string(result.dir.join("report.html")).unwrap();
+    assert!(page.contains("<section id=\"gaps\">") && page.contains("Nowhere Obs"));
+    let terminal = gaps::terminal(&listed, &result.run_id, 1);
+    assert!(
+        terminal.contains("… 1 more, all in report.md"),
+        "{terminal}"
+    );
+}
+
+#[test]
+fn stubs_are_written_once_and_answer_nothing() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let out = tempfile::tempdir().unwrap();
+    let first = run(&pack_dir, &out.path().join("first"));
+    let binary = env!("CARGO_BIN_EXE_skilleval");
+    let fixtures = |run: &RunResult| {
+        std::process::Command::new(binary)
+            .args([
+                "fixtures",
+                run.dir.to_str().unwrap(),
+                "--pack",
+                pack_dir.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap()
+    };
+    let written = fixtures(&first);
+    assert!(written.status.success(), "{written:?}");
+    let text = String::from_utf8_lossy(&written.stdout);
+    assert!(text.contains("2 stub(s) written"), "{text}");
+    let again = fixtures(&first);
+    let text = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        text.contains("0 stub(s) written, 2 call(s) already have a file"),
+        "{text}"
+    );
+    // With the stubs in place the same calls are still gaps.
+    let second = run(&pack_dir, &out.path().join("second"));
+    assert_eq!(gap_calls(&second.entries).len(), 2);
+}
