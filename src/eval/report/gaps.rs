@@ -41,7 +41,7 @@ pub fn gap_calls(entries: &[JournalEntry]) -> Vec<GapCall> {
         }
     }
     let mut gaps: Vec<GapCall> = by_call.into_values().collect();
-    gaps.sort_by(|a, b| b.units.cmp(&a.units));
+    gaps.sort_by_key(|g| std::cmp::Reverse(g.units));
     gaps
 }
 
