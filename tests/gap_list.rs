@@ -109,3 +109,45 @@ fn stubs_are_written_once_and_answer_nothing() {
     let second = run(&pack_dir, &out.path().join("second"));
     assert_eq!(gap_calls(&second.entries).len(), 2);
 }
+
+/// A law the script never satisfies is named; one it satisfies for one sample is not.
+#[test]
+fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let out = tempfile::tempdir().unwrap();
+    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+    let samples = pack.corpus(None).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.repeats = 1;
+    opts.control = false;
+    opts.output_root = out.path().to_path_buf();
+    opts.categories = vec!["lookup".into()];
+    let lookups: Vec<_> = samples
+        .into_iter()
+        .filter(|s| s.category == "lookup")
+        .collect();
+    // Every unit asks for Oslo Blindern (right for one sample only) and never gives a reading.
+    let replies = script_for(&lookups, 1, false, true, 0, |_, _| {
+        vec![
+            call("station_reading", "station", "Oslo Blindern"),
+            "No reading.".into(),
+        ]
+    });
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let result = runner::run(&mut backend, &opts).unwrap();
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("warning: law `reports-the-reading` held in no unit of any arm"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[0].contains("pins lookup at 0% pass"),
+        "{warnings:?}"
+    );
+    let report = std::fs::read_to_string(result.dir.join("report.md")).unwrap();
+    assert!(
+        report.contains("law `reports-the-reading` held in no unit"),
+        "{report}"
+    );
+}

@@ -92,7 +92,26 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         None => granted_tools(&skills, mode != RecordMode::Off),
     };
     let offered: Vec<String> = registry.all().map(|t| t.name.clone()).collect();
-    if !args.json {
+    if let (false, Some(pack), true) = (args.json, &pack, mode != RecordMode::Off) {
+        // Each tool as it is really answered: only a typed, command or mcp tool can be asked.
+        let how: Vec<String> = pack
+            .tools
+            .iter()
+            .map(|t| {
+                let how = if crate::tools::computed(&t.kind).is_some() {
+                    "computed, nothing to record"
+                } else if !t.can_record() {
+                    "from its fixtures only: a recorded tool has nothing live to ask"
+                } else if mode == RecordMode::All {
+                    "asked live for every call, the answers kept as fixtures"
+                } else {
+                    "calls with no recording asked live, the answers kept as fixtures"
+                };
+                format!("{} ({how})", t.name)
+            })
+            .collect();
+        eprintln!("tools: {}", how.join(", "));
+    } else if !args.json {
         let source = match (&pack, mode) {
             (Some(_), RecordMode::Off) => "answered from the pack's fixtures",
             (Some(_), _) => "answered live, the answers kept as fixtures",

@@ -6,6 +6,7 @@ use clap::Args;
 use crate::eval::law_cases;
 use crate::eval::pack::Pack;
 use crate::eval::replay::RecordMode;
+use crate::eval::stats::reach;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval check --pack weather
@@ -29,7 +30,14 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     } else {
         RecordMode::Off
     };
-    let report = law_cases::check_recording(&Pack::load(&args.pack)?, mode)?;
+    let pack = Pack::load(&args.pack)?;
+    let report = law_cases::check_recording(&pack, mode)?;
     print!("{}", report.render());
+    // A category too small for a verdict is found here, not after a long run.
+    let samples = pack.corpus(None)?;
+    let sizes = reach::category_sizes(samples.iter().map(|s| s.category.as_str()));
+    for warning in reach::small_category_warnings(&sizes, pack.laws.len(), 1) {
+        println!("{warning}");
+    }
     Ok(if report.agrees() { 0 } else { 1 })
 }

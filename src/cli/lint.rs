@@ -10,11 +10,13 @@ use crate::harness::skills::lint;
 pub const EXAMPLES: &str = "Examples:
   skilleval lint packs/weather/skills
   skilleval lint ../my-skills/pdf-tools          # one skill's folder
+  skilleval lint packs/weather/variants/b.md     # one SKILL.md or variant file
   skilleval lint ../my-skills --strict           # warnings fail too";
 
 #[derive(Args, Debug)]
 pub struct LintArgs {
-    /// A skills folder (one SKILL.md per subfolder), or one skill's folder
+    /// A skills folder (one SKILL.md per subfolder), one skill's folder, or one SKILL.md or
+    /// variant file
     pub skills_dir: PathBuf,
     /// Exit 1 on warnings too (fields the format does not define, an empty or long body)
     #[arg(long)]

@@ -43,6 +43,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
             10
         )
     );
+    for warning in crate::eval::report::pinned::warnings(&record.entries) {
+        println!("{warning}");
+    }
     println!(
         "{} and {} rebuilt in {}",
         run_folder::MARKDOWN_FILE,

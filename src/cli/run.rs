@@ -10,6 +10,7 @@ use crate::eval::pack::Pack;
 use crate::eval::reuse::BaselineSource;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::shard::Shard;
+use crate::eval::stats::reach;
 use crate::eval::{report, stats};
 use crate::harness::backend::PromptLog;
 
@@ -162,6 +163,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let opts = args.into_options()?;
     // Fail on pack, corpus, variant and fixture mistakes before the model loads.
     let prepared = runner::prepare(&opts)?;
+    let sizes = reach::category_sizes(prepared.samples.iter().map(|s| s.category.as_str()));
+    let variants = usize::from(opts.variant.is_some()) + opts.more_variants.len();
+    for warning in reach::small_category_warnings(&sizes, opts.pack.laws.len(), variants) {
+        eprintln!("skilleval: {warning}");
+    }
     let mut model = backend.open(&model, opts.parallel)?;
     let result = match &prompt_log {
         Some(path) => {

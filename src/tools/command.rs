@@ -95,17 +95,19 @@ impl CommandTool {
             }
             std::thread::sleep(Duration::from_millis(5));
         };
+        // After a time-out the readers are left behind: a process the program started may hold
+        // its pipes open long after the program itself was killed.
+        let Some(status) = status else {
+            return Ok(CommandAnswer::TimedOut);
+        };
         let _ = writer.join();
         let stdout = stdout.join().unwrap_or_default();
         let stderr = stderr.join().unwrap_or_default();
-        Ok(match status {
-            None => CommandAnswer::TimedOut,
-            Some(status) => CommandAnswer::Exited {
-                // A program killed by a signal has no exit code.
-                code: status.code().unwrap_or(-1),
-                stdout,
-                stderr,
-            },
+        Ok(CommandAnswer::Exited {
+            // A program killed by a signal has no exit code.
+            code: status.code().unwrap_or(-1),
+            stdout,
+            stderr,
         })
     }
 }

@@ -20,6 +20,7 @@ pub mod html;
 pub mod junit;
 mod markdown;
 pub mod pairs;
+pub mod pinned;
 pub mod run_folder;
 mod summary_files;
 mod table;

@@ -176,6 +176,17 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
             .unwrap_or_default()
 }
 
+fn pinned_markdown(entries: &[JournalEntry]) -> String {
+    let lines = super::pinned::warnings(entries);
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n{}\n",
+        lines.iter().map(|l| format!("- {l}\n")).collect::<String>()
+    )
+}
+
 /// Writes `report.md` and `report.html` into the record's folder.
 pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
     let title = format!("skilleval: {}", record.manifest.pack);
@@ -195,7 +206,9 @@ pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::R
     let files = [
         (
             MARKDOWN_FILE,
-            markdown(summary, &title, settings) + &super::gaps::markdown(&gaps, run),
+            markdown(summary, &title, settings)
+                + &pinned_markdown(&record.entries)
+                + &super::gaps::markdown(&gaps, run),
         ),
         (HTML_FILE, page),
     ];

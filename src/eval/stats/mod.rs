@@ -105,6 +105,7 @@
 
 pub mod family;
 pub mod method;
+pub mod reach;
 
 use std::collections::{BTreeMap, BTreeSet};
 

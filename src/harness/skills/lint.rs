@@ -89,6 +89,25 @@ impl Report {
 /// `SKILL.md` itself. Fails only when the folder cannot be read.
 pub fn lint_path(root: &Path) -> anyhow::Result<Report> {
     let mut report = Report::default();
+    // One file: a SKILL.md (held to its folder's name) or a variant, which lives under any name.
+    if root.is_file() {
+        let text = std::fs::read(root)
+            .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", root.display()))?;
+        let Ok(text) = String::from_utf8(text) else {
+            report.skills = 1;
+            report.findings.push(whole_file(root, "is not UTF-8 text"));
+            return Ok(report);
+        };
+        let is_skill_md = root.file_name().and_then(|n| n.to_str()) == Some("SKILL.md");
+        let folder = root
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .filter(|_| is_skill_md);
+        report.skills = 1;
+        report.findings.extend(lint_text(&text, root, folder));
+        return Ok(report);
+    }
     if root.join("SKILL.md").is_file() {
         lint_folder(root, &mut report, &mut BTreeMap::new());
         return Ok(report);

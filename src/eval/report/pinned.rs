@@ -1,0 +1,60 @@
+//! Laws that held in no unit of any arm. Such a law fails every sample it applies to, so it pins
+//! each category it covers at 0% pass whatever the wording does: a broken law, or a demand the
+//! model never meets, either way worth a look before the table is read.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::eval::journal::JournalEntry;
+
+/// A law that applied to `applied` units and held in none, and the categories it pins.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NeverHeld {
+    pub law: String,
+    pub applied: usize,
+    pub categories: BTreeSet<String>,
+}
+
+pub fn never_held(entries: &[JournalEntry]) -> Vec<NeverHeld> {
+    // (units it applied to, units it held in, categories), by law, in first-seen order.
+    let mut order: Vec<String> = Vec::new();
+    let mut tally: BTreeMap<String, (usize, usize, BTreeSet<String>)> = BTreeMap::new();
+    for entry in entries {
+        for law in &entry.judgement.applied_laws {
+            let row = tally.entry(law.clone()).or_insert_with(|| {
+                order.push(law.clone());
+                (0, 0, BTreeSet::new())
+            });
+            row.0 += 1;
+            if !entry.judgement.failed.contains(law) {
+                row.1 += 1;
+            }
+            row.2.insert(entry.category.clone());
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|law| {
+            let (applied, held, categories) = tally.remove(&law)?;
+            (applied > 0 && held == 0).then_some(NeverHeld {
+                law,
+                applied,
+                categories,
+            })
+        })
+        .collect()
+}
+
+/// One warning line per such law.
+pub fn warnings(entries: &[JournalEntry]) -> Vec<String> {
+    never_held(entries)
+        .into_iter()
+        .map(|n| {
+            format!(
+                "warning: law `{}` held in no unit of any arm (0 of {} it applied to): it pins {} at 0% pass; check the law with `skilleval check`",
+                n.law,
+                n.applied,
+                n.categories.into_iter().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect()
+}
