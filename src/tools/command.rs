@@ -40,12 +40,7 @@ impl CommandTool {
     }
 
     fn program(&self) -> PathBuf {
-        let program = Path::new(&self.argv[0]);
-        if program.is_relative() && self.argv[0].contains('/') {
-            self.working_dir.join(program)
-        } else {
-            program.to_path_buf()
-        }
+        program_path(&self.argv[0], &self.working_dir)
     }
 
     pub fn call(&self, arguments: &Map<String, Value>) -> anyhow::Result<CommandAnswer> {
@@ -58,15 +53,7 @@ impl CommandTool {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for name in ["PATH", "HOME"]
-            .iter()
-            .copied()
-            .chain(self.env.iter().map(String::as_str))
-        {
-            if let Some(value) = std::env::var_os(name) {
-                command.env(name, value);
-            }
-        }
+        command.envs(allowed_env(&self.env));
         let mut child = command.spawn().map_err(|e| {
             anyhow::anyhow!(
                 "cannot start {} (in {}): {e}",
@@ -110,6 +97,27 @@ impl CommandTool {
             stderr,
         })
     }
+}
+
+/// A pack program's path: a relative one with a `/` from its working folder, a bare name from
+/// `PATH`.
+pub(crate) fn program_path(program: &str, working_dir: &Path) -> PathBuf {
+    let path = Path::new(program);
+    if path.is_relative() && program.contains('/') {
+        working_dir.join(path)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// The variables a pack program sees: `PATH`, `HOME` and the ones the pack names, as they are here.
+pub(crate) fn allowed_env(names: &[String]) -> Vec<(String, std::ffi::OsString)> {
+    ["PATH", "HOME"]
+        .iter()
+        .copied()
+        .chain(names.iter().map(String::as_str))
+        .filter_map(|name| std::env::var_os(name).map(|v| (name.to_string(), v)))
+        .collect()
 }
 
 fn reader(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {

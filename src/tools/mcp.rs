@@ -2,7 +2,7 @@
 //! (`rmcp`): `tools/list` gives the names, descriptions and schemas; `tools/call` answers while
 //! recording. Replays never start the server.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -32,12 +32,7 @@ impl McpServerSpec {
     }
 
     fn program(&self) -> PathBuf {
-        let program = Path::new(&self.argv[0]);
-        if program.is_relative() && self.argv[0].contains('/') {
-            self.working_dir.join(program)
-        } else {
-            program.to_path_buf()
-        }
+        super::command::program_path(&self.argv[0], &self.working_dir)
     }
 }
 
@@ -77,15 +72,7 @@ impl McpConnection {
             .args(&spec.argv[1..])
             .current_dir(&spec.working_dir)
             .env_clear();
-        for name in ["PATH", "HOME"]
-            .iter()
-            .copied()
-            .chain(spec.env.iter().map(String::as_str))
-        {
-            if let Some(value) = std::env::var_os(name) {
-                command.env(name, value);
-            }
-        }
+        command.envs(super::command::allowed_env(&spec.env));
         let shown = spec.describe();
         let client = runtime.block_on(async {
             // The server's own log lines are not skilleval's output.
