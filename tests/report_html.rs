@@ -199,7 +199,9 @@ fn the_report_command_rebuilds_the_same_page_and_markdown() {
     );
     let (_temp2, record, summary) = record_and_summary();
     let written = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert_eq!(written, html::render(&record, &summary, &record.settings()));
+    let (_, page) =
+        skilleval::eval::report::run_folder::render(&record, &summary, &record.settings());
+    assert_eq!(written, page);
     let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
         markdown.starts_with("# skilleval: mini\n\n**Wording: Worse: lookup -88"),

@@ -157,14 +157,9 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
     assert_eq!(record.prompts_note, None);
     let rebuilt = record.summary().unwrap();
     assert_eq!(rebuilt, result.summary);
-    assert_eq!(
-        report::html::render(&record, &rebuilt, &record.settings()),
-        html
-    );
-    assert_eq!(
-        report::markdown(&rebuilt, "skilleval: mini", &record.settings()),
-        report
-    );
+    let (text, page) = report::run_folder::render(&record, &rebuilt, &record.settings());
+    assert_eq!(page, html);
+    assert_eq!(text, report);
 
     // The variant's skipped call fails both station laws, in both repeats; Vostok's gap is
     // scored as judged (it fails in both arms) and counted.

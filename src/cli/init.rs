@@ -11,12 +11,8 @@ use crate::eval::law_cases;
 use crate::eval::pack::Pack;
 
 pub const EXAMPLES: &str = "Examples:
-  skilleval init --skill my-skills/currency/SKILL.md --out packs/currency \\
-      --command exchange_rate='python3 tools/rates.py' --args exchange_rate=base,quote \\
-      --describe exchange_rate='The exchange rate from one currency to another' \\
-      --prompt exchange_rate='How many yen is a euro today?' --prompt none='What is a currency?'
-  skilleval init --skill my-skills/notes --out packs/notes \\
-      --mcp 'npx -y @modelcontextprotocol/server-filesystem notes'";
+  skilleval init --skill my-skills/currency/SKILL.md --out packs/currency --command exchange_rate='python3 tools/rates.py' --args exchange_rate=base,quote --prompt exchange_rate='How many yen is a euro?'
+  skilleval init --skill my-skills/notes --out packs/notes --mcp 'npx -y @modelcontextprotocol/server-filesystem notes'";
 
 #[derive(Args, Debug)]
 pub struct InitArgs {

@@ -9,7 +9,6 @@ use crate::harness::skills::lint;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval lint packs/weather/skills
-  skilleval lint ../my-skills/pdf-tools          # one skill's folder
   skilleval lint packs/weather/variants/b.md     # one SKILL.md or variant file
   skilleval lint ../my-skills --strict           # warnings fail too";
 

@@ -187,8 +187,9 @@ fn pinned_markdown(entries: &[JournalEntry]) -> String {
     )
 }
 
-/// Writes `report.md` and `report.html` into the record's folder.
-pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
+/// `report.md` and `report.html` as `write` writes them: the reports, the laws that held
+/// nowhere and the calls no recording answered.
+pub fn render(record: &RunRecord, summary: &Summary, settings: &str) -> (String, String) {
     let title = format!("skilleval: {}", record.manifest.pack);
     let gaps = super::gaps::gap_calls(&record.entries);
     let run = &record.manifest.run_id;
@@ -203,16 +204,16 @@ pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::R
         ),
         None => page,
     };
-    let files = [
-        (
-            MARKDOWN_FILE,
-            markdown(summary, &title, settings)
-                + &pinned_markdown(&record.entries)
-                + &super::gaps::markdown(&gaps, run),
-        ),
-        (HTML_FILE, page),
-    ];
-    for (name, text) in files {
+    let text = markdown(summary, &title, settings)
+        + &pinned_markdown(&record.entries)
+        + &super::gaps::markdown(&gaps, run);
+    (text, page)
+}
+
+/// Writes `report.md` and `report.html` into the record's folder.
+pub fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
+    let (text, page) = render(record, summary, settings);
+    for (name, text) in [(MARKDOWN_FILE, text), (HTML_FILE, page)] {
         let path = record.dir.join(name);
         std::fs::write(&path, text)
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
