@@ -113,7 +113,7 @@ fn full(summary: &Summary) -> String {
             out.push_str("The journal does not say which laws applied to which runs.\n");
         } else {
             out.push_str(
-                "Pass rate of each law over the runs it applied to; Holm across laws.\n\n",
+                "Pass rate of each law over the runs it applied to; adjusted with every other row of the comparison.\n\n",
             );
             let laws: Vec<&Row> = comparison.laws.iter().collect();
             out.push_str(&markdown_table(comparison, &laws, false));
