@@ -183,7 +183,7 @@ fn the_test_set_up_also_plans_the_browser_the_report_test_drives() {
     let root = tree_without_libclang();
     executable(root.path(), "usr/bin/cargo");
     let tests = plan(root.path(), &["--model", "all"], None);
-    // One plan per model, each with the browser.
+    // One plan per model, each with the browser and the npm that installs the MCP server.
     let lines: Vec<&str> = tests
         .lines()
         .filter(|l| l.starts_with("setup: plan: "))
@@ -191,18 +191,31 @@ fn the_test_set_up_also_plans_the_browser_the_report_test_drives() {
     assert!(lines.len() >= 2, "{tests}");
     for line in lines {
         assert!(
-            line.ends_with("apt-get install libclang-dev chromium chromium-driver"),
+            line.ends_with("apt-get install libclang-dev chromium chromium-driver nodejs npm"),
             "{tests}"
         );
     }
+    assert!(
+        tests.contains(
+            "setup: MCP server missing: will install @modelcontextprotocol/server-filesystem@"
+        ),
+        "{tests}"
+    );
     // The plain set-up, for running skilleval, does not need it.
     assert!(!plan(root.path(), &[], None).contains("chromium"));
-    // A machine with both has nothing more to install.
+    assert!(!plan(root.path(), &[], None).contains("npm"));
+    // A machine with the browser and npm has no system package more to install for them.
     executable(root.path(), "usr/bin/chromium");
     executable(root.path(), "usr/bin/chromedriver");
+    executable(root.path(), "usr/bin/npm");
+    executable(root.path(), "usr/bin/node");
     let tests = plan(root.path(), &["--model", "all"], None);
     assert!(
         tests.contains("setup: chromium ok (/usr/bin/chromium)"),
         "{tests}"
     );
+    assert!(tests.contains("setup: node with npm ok"), "{tests}");
+    for line in tests.lines().filter(|l| l.starts_with("setup: plan: ")) {
+        assert!(line.ends_with("apt-get install libclang-dev"), "{tests}");
+    }
 }
