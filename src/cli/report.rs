@@ -1,5 +1,6 @@
 //! `skilleval report`: rebuilds a past run's `report.md` and `report.html` from its journal and
-//! manifest, and writes JUnit XML on request.
+//! manifest, and writes JUnit XML on request; with `--rejudge`, judges the run's transcripts
+//! again with the pack's current laws into a new run folder.
 
 use std::path::PathBuf;
 
@@ -9,7 +10,8 @@ use crate::eval::report::{junit, run_folder};
 
 pub const EXAMPLES: &str = "Examples:
   skilleval report 20261130-101500-weather          # a run id under output/
-  skilleval report output/20261130-101500-weather --junit results.xml";
+  skilleval report output/20261130-101500-weather --junit results.xml
+  skilleval report 20261130-101500-weather --rejudge   # after editing the pack's laws";
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -22,6 +24,13 @@ pub struct ReportArgs {
     /// comparison (and the total), failed when its verdict is `worse` or `mixed`
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Judge the run's transcripts again with the pack's laws as they are now, into a new run
+    /// folder beside it; refused when more than the laws changed in pack.toml, or the corpus
+    #[arg(long)]
+    pub rejudge: bool,
+    /// The pack to judge with (its name, folder or pack.toml); the run's own pack by default
+    #[arg(long, requires = "rejudge")]
+    pub pack: Option<String>,
 }
 
 pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
@@ -29,7 +38,17 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         check_junit_path(path)?;
     }
     let dir = run_folder::find(&args.run, &args.output)?;
-    let record = run_folder::load(&dir)?;
+    let mut record = run_folder::load(&dir)?;
+    if args.rejudge {
+        let pack = match &args.pack {
+            Some(pack) => crate::eval::pack::Pack::load(pack)?,
+            None => crate::eval::pack::Pack::load(&record.manifest.pack)
+                .map_err(|e| anyhow::anyhow!("{e} (name the pack the run used with --pack)"))?,
+        };
+        let output_root = dir.parent().unwrap_or(std::path::Path::new("."));
+        record = crate::eval::rejudge::rejudge_run(&record, &pack, output_root)?;
+    }
+    let dir = record.dir.clone();
     let summary = record.summary()?;
     run_folder::write(&record, &summary, &record.settings())?;
     if let Some(path) = &args.junit {
@@ -46,12 +65,30 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     for warning in crate::eval::report::pinned::warnings(&record.entries) {
         println!("{warning}");
     }
-    println!(
-        "{} and {} rebuilt in {}",
-        run_folder::MARKDOWN_FILE,
-        run_folder::HTML_FILE,
-        dir.display()
-    );
+    match &record.manifest.rejudged {
+        Some(rejudged) => {
+            println!("{}", crate::eval::report::table(&summary));
+            println!(
+                "run {} judged again with {}'s laws (changed: {}): {} of {} units judged otherwise",
+                rejudged.from,
+                record.manifest.pack,
+                rejudged
+                    .laws
+                    .as_ref()
+                    .map(|l| l.describe())
+                    .unwrap_or_else(|| "not named in that run's manifest".into()),
+                rejudged.units_changed,
+                record.entries.len()
+            );
+            println!("run {} → {}", record.manifest.run_id, dir.display());
+        }
+        None => println!(
+            "{} and {} rebuilt in {}",
+            run_folder::MARKDOWN_FILE,
+            run_folder::HTML_FILE,
+            dir.display()
+        ),
+    }
     if let Some(note) = &record.prompts_note {
         eprintln!("note: {note}");
     }

@@ -225,8 +225,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
 /// Says where the baseline came from when the run copied it from an earlier run.
 fn prepared_baseline_note(result: &runner::RunResult) -> Option<String> {
     result.baseline_from.as_ref().map(|earlier| {
+        let rejudged = match result.baseline_rejudged {
+            0 => String::new(),
+            n => format!("; {n} judged again with this pack's laws"),
+        };
         format!(
-            "{} baseline and control units taken from run {earlier} (same model, build, pack, skills, corpus, seed and settings; --no-cache runs them anew)",
+            "{} baseline and control units taken from run {earlier} (same model, build, pack less its laws, skills, corpus, seed and settings{rejudged}; --no-cache runs them anew)",
             result.baseline_copied
         )
     })

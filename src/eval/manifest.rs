@@ -2,7 +2,7 @@
 //! the check that a resumed run still has the same inputs (the manifest itself stays as the
 //! run began).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -70,6 +70,16 @@ pub struct Manifest {
     /// them again (`--baseline-from`, or the cache of earlier runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_from: Option<String>,
+    /// Copied baseline (and control) units whose judgement this run's laws changed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub baseline_rejudged: usize,
+    /// Set in a folder `skilleval report --rejudge` wrote: the run whose transcripts it judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudged: Option<super::rejudge::Rejudged>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One further variant of a run.
@@ -93,6 +103,12 @@ pub struct InputHashes {
     pub corpus: String,
     /// Every fixture file of every tool, by folder and name.
     pub fixtures: String,
+    /// `pack.toml` less its laws (`Pack::without_laws_sha256`): equal, the transcripts are too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack_without_laws: Option<String>,
+    /// Each law's digest by its name, for saying which laws a later pack changed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub laws: BTreeMap<String, String>,
 }
 
 impl InputHashes {
@@ -131,6 +147,13 @@ impl InputHashes {
                 .collect::<anyhow::Result<_>>()?,
             corpus: file(corpus)?,
             fixtures: format!("{:x}", fixtures.finalize()),
+            pack_without_laws: Some(pack.without_laws_sha256.clone()),
+            laws: pack
+                .laws
+                .iter()
+                .zip(&pack.law_digests)
+                .map(|(law, digest)| (law.name.clone(), digest.clone()))
+                .collect(),
         })
     }
 }

@@ -38,12 +38,13 @@ pub struct MergeResult {
 /// Manifest fields each process fills in for itself: they may differ between the shards of one
 /// run. The model file's path, the thread count and a server's URL differ between machines; the
 /// model's sha256 (or the model name a server reports) does not.
-const PER_PROCESS: [&str; 5] = [
+const PER_PROCESS: [&str; 6] = [
     "run_id",
     "started_unix",
     "shard",
     "merged_from",
     "baseline_from",
+    "baseline_rejudged",
 ];
 /// A shard holds every arm of its samples, so each pair is drawn on one machine's kernels even
 /// when the shards ran on different CPUs.

@@ -11,6 +11,7 @@ pub mod manifest;
 pub mod merge;
 pub mod pack;
 pub mod plan;
+pub mod rejudge;
 pub mod replay;
 pub mod report;
 pub mod reuse;

@@ -267,6 +267,29 @@ fn yes() -> bool {
     true
 }
 
+/// SHA-256 of a TOML value as JSON with its keys in name order, so that formatting, comments
+/// and key order in the file do not count as a change.
+fn toml_digest(value: &toml::Value) -> String {
+    fn sorted(value: &toml::Value) -> serde_json::Value {
+        match value {
+            toml::Value::Table(table) => {
+                let mut keys: Vec<&String> = table.keys().collect();
+                keys.sort();
+                serde_json::Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&table[k])))
+                        .collect(),
+                )
+            }
+            toml::Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(sorted).collect())
+            }
+            other => serde_json::to_value(other).unwrap_or(serde_json::Value::Null),
+        }
+    }
+    super::manifest::sha256_hex(sorted(value).to_string().as_bytes())
+}
+
 #[derive(Debug, Clone)]
 pub struct Pack {
     pub name: String,
@@ -295,6 +318,11 @@ pub struct Pack {
     pub laws: Vec<Law>,
     /// The line of each law's `[[laws]]` header in `pack.toml`, where known.
     pub law_lines: Vec<Option<usize>>,
+    /// SHA-256 of each law's table, in law order: what says a law was edited.
+    pub law_digests: Vec<String>,
+    /// SHA-256 of `pack.toml` less its laws: everything in it that shapes a transcript. Runs
+    /// that differ only in laws have the same transcripts and are judged again, not run again.
+    pub without_laws_sha256: String,
 }
 
 impl Pack {
@@ -398,6 +426,13 @@ impl Pack {
             bail!("{shown}: field `laws`: a pack needs at least one law");
         }
         let law_lines = array_table_lines(text, "laws", raw.laws.len());
+        let law_digests: Vec<String> = raw.laws.iter().map(toml_digest).collect();
+        let without_laws_sha256 = {
+            let mut table: toml::Table =
+                toml::from_str(text).map_err(|e| anyhow!("{shown}: {e}"))?;
+            table.remove("laws");
+            toml_digest(&toml::Value::Table(table))
+        };
         let mut laws: Vec<Law> = Vec::new();
         for (i, value) in raw.laws.into_iter().enumerate() {
             let at = at_line(&shown, law_lines.get(i));
@@ -518,6 +553,8 @@ impl Pack {
             tools,
             law_lines: (0..laws.len()).map(|i| law_lines.get(i).copied()).collect(),
             laws,
+            law_digests,
+            without_laws_sha256,
             file: file.to_path_buf(),
             dir,
         })

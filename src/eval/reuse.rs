@@ -4,10 +4,11 @@
 //!
 //! What must match is [`BaselineKey`]: the model (sha256, and the backend's name, model and
 //! batch settings), the CPU features llama.cpp computes with, the build (skilleval's and the
-//! llama.cpp binding's versions), the pack file, the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
+//! llama.cpp binding's versions), the pack file less its laws, the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
 //! sampling, the budgets, the call format and `--parallel`. Neither run may record. Each copied
 //! entry must also carry the seed the new run's plan gives its unit. An entry is copied as the
-//! earlier journal wrote it, byte for byte.
+//! earlier journal wrote it, byte for byte, unless the pack's laws changed: laws only judge a
+//! transcript, so a copied transcript is judged again with the new laws (decision 016).
 
 use std::path::{Path, PathBuf};
 
@@ -49,7 +50,7 @@ pub struct BaselineKey {
     pub model_sha256: Option<String>,
     pub pack: String,
     pub skill: String,
-    pub pack_file_sha256: Option<String>,
+    pub pack_without_laws_sha256: Option<String>,
     pub skills_tree_sha256: Option<String>,
     pub baseline_body_sha256: String,
     pub corpus_sha256: String,
@@ -79,7 +80,7 @@ impl BaselineKey {
             model_sha256: manifest.model_sha256.clone(),
             pack: manifest.pack.clone(),
             skill: manifest.skill.clone(),
-            pack_file_sha256: inputs.map(|i| i.pack.clone()),
+            pack_without_laws_sha256: inputs.and_then(|i| i.pack_without_laws.clone()),
             skills_tree_sha256: inputs.map(|i| i.skills.clone()),
             baseline_body_sha256: manifest.baseline_body_sha256.clone(),
             corpus_sha256: manifest.corpus_sha256.clone(),
@@ -109,8 +110,10 @@ impl BaselineKey {
             if key.record != "Off" && !out.iter().any(|f| f == "record") {
                 out.push("record (a recording run's answers may change as it goes)".into());
             }
-            if key.pack_file_sha256.is_none() && !out.iter().any(|f| f.starts_with("inputs")) {
-                out.push("inputs (the manifest predates input hashes)".into());
+            if key.pack_without_laws_sha256.is_none()
+                && !out.iter().any(|f| f.starts_with("inputs"))
+            {
+                out.push("inputs (the manifest predates the hashes a reuse compares)".into());
             }
         }
         out

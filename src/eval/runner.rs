@@ -14,6 +14,7 @@ use super::judge;
 use super::manifest::{self, Manifest};
 use super::pack::{ControlPart, Pack};
 use super::plan::{self, Unit};
+use super::rejudge;
 use super::replay::{self, LiveServices, RecordMode};
 use super::report;
 use super::reuse::{self, BaselineSource};
@@ -94,6 +95,8 @@ pub struct RunResult {
     pub baseline_from: Option<String>,
     /// How many units (baseline and control) were copied from it.
     pub baseline_copied: usize,
+    /// How many of those this pack's laws judged otherwise than the earlier run's.
+    pub baseline_rejudged: usize,
     pub dir: PathBuf,
     pub summary: Summary,
     pub entries: Vec<JournalEntry>,
@@ -379,23 +382,14 @@ pub fn run_unit(
         constrain_calls: pack.constrained_calls,
     };
     let transcript = agent::run(backend, &request);
-    let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
+    let (judgement, gapped) = judge::judge_unit(&pack.laws, sample, &transcript);
     JournalEntry {
         sample_id: sample.id.clone(),
         category: sample.category.clone(),
         arm: unit.arm,
         repeat: unit.repeat,
         seed: unit.seed,
-        // A gap leaves the sample undecided unless it had already failed before any answer.
-        gapped: judge::has_fixture_gap(&transcript)
-            && !judge::failed_before_any_answer(
-                &pack.laws,
-                &judgement,
-                &sample.category,
-                &sample.fields,
-                sample.prompt_text(),
-                &transcript,
-            ),
+        gapped,
         errored: matches!(
             transcript.stop,
             crate::harness::transcript::StopReason::Error(_)
@@ -440,12 +434,34 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
         }
     };
     manifest.baseline_from = taken.as_ref().map(|t| t.reuse.run_id.clone());
+    // The earlier run may have been judged with other laws: its transcripts are judged with these.
+    let copied: Vec<(JournalEntry, Option<JournalEntry>, String)> = taken
+        .into_iter()
+        .flat_map(|t| t.entries)
+        .map(|(entry, line)| {
+            let sample = run.samples.iter().find(|s| s.id == entry.sample_id);
+            let again = sample.and_then(|s| rejudge::judge_again(&entry, &run.opts.pack.laws, s));
+            (entry, again, line)
+        })
+        .collect();
+    manifest.baseline_rejudged = copied
+        .iter()
+        .filter(|(_, again, _)| again.is_some())
+        .count();
     folder.write_manifest(&manifest, run.opts.resume.is_some())?;
     let mut journal = Journal::open(&folder.journal_path)?;
-    let baseline_copied = taken.as_ref().map_or(0, |t| t.entries.len());
-    for (entry, line) in taken.into_iter().flat_map(|t| t.entries) {
-        journal.append_line(&line)?;
-        entries.push(entry);
+    let baseline_copied = copied.len();
+    for (entry, again, line) in copied {
+        match again {
+            Some(again) => {
+                journal.append(&again)?;
+                entries.push(again);
+            }
+            None => {
+                journal.append_line(&line)?;
+                entries.push(entry);
+            }
+        }
     }
     let units = plan_units(run, &entries);
     let mut profile = Profile::new(run.opts.parallel.max(1));
@@ -470,6 +486,7 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
         run_id: folder.run_id,
         baseline_from: manifest.baseline_from.clone(),
         baseline_copied,
+        baseline_rejudged: manifest.baseline_rejudged,
         dir: folder.dir,
         summary,
         entries,
@@ -607,6 +624,8 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
         }),
         merged_from: Vec::new(),
         baseline_from: None,
+        baseline_rejudged: 0,
+        rejudged: None,
     })
 }
 

@@ -97,6 +97,23 @@ pub fn judge_sample(laws: &[Law], sample: &Sample, transcript: &Transcript) -> J
     )
 }
 
+/// A transcript's judgement and whether a fixture gap leaves it undecided, as a journal keeps
+/// them: what a run computes for a unit, and what judging its transcript again recomputes.
+pub fn judge_unit(laws: &[Law], sample: &Sample, transcript: &Transcript) -> (Judgement, bool) {
+    let judgement = judge_sample(laws, sample, transcript);
+    // A gap leaves the sample undecided unless it had already failed before any answer.
+    let gapped = has_fixture_gap(transcript)
+        && !failed_before_any_answer(
+            laws,
+            &judgement,
+            &sample.category,
+            &sample.fields,
+            sample.prompt_text(),
+            transcript,
+        );
+    (judgement, gapped)
+}
+
 /// Lists the sample fields that applicable laws read but the sample lacks (or, for a unit,
 /// holds something that names no unit).
 pub fn check_sample(

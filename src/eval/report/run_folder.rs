@@ -172,7 +172,25 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
         + &manifest
             .baseline_from
             .as_ref()
-            .map(|run| format!(" · baseline taken from run {run}"))
+            .map(|run| match manifest.baseline_rejudged {
+                0 => format!(" · baseline taken from run {run}"),
+                n => format!(" · baseline taken from run {run}, {n} of its units judged again with this pack's laws"),
+            })
+            .unwrap_or_default()
+        + &manifest
+            .rejudged
+            .as_ref()
+            .map(|r| {
+                format!(
+                    " · transcripts of run {} judged again (laws: {}; {} units changed)",
+                    r.from,
+                    r.laws
+                        .as_ref()
+                        .map(|l| l.describe())
+                        .unwrap_or_else(|| "that run's manifest does not name them".into()),
+                    r.units_changed
+                )
+            })
             .unwrap_or_default()
 }
 
