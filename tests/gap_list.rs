@@ -150,4 +150,14 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
         report.contains("law `reports-the-reading` held in no unit"),
         "{report}"
     );
+    // The script calls station_reading in every unit and nothing else.
+    let uncalled = skilleval::eval::report::pinned::uncalled_tools(
+        &result.entries,
+        &["station_reading", "forecast"],
+    );
+    assert_eq!(uncalled, vec!["forecast"]);
+    assert!(
+        skilleval::eval::report::pinned::uncalled_note(&result.entries, &["station_reading"])
+            .is_none()
+    );
 }

@@ -186,6 +186,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
         println!("{}", report::table(&result.summary));
+        for warning in report::pinned::warnings(&result.entries) {
+            println!("{warning}");
+        }
+        let offered: Vec<&str> = opts.pack.tools.iter().map(|t| t.name.as_str()).collect();
+        if let Some(note) = report::pinned::uncalled_note(&result.entries, &offered) {
+            println!("{note}");
+        }
         print!(
             "{}",
             report::gaps::terminal(

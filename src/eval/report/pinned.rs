@@ -1,6 +1,8 @@
-//! Laws that held in no unit of any arm. Such a law fails every sample it applies to, so it pins
-//! each category it covers at 0% pass whatever the wording does: a broken law, or a demand the
-//! model never meets, either way worth a look before the table is read.
+//! Laws that held in no unit of any arm, and tools no unit called. Such a law fails every sample
+//! it applies to, so it pins each category it covers at 0% pass whatever the wording does: a
+//! broken law, or a demand the model never meets, either way worth a look before the table is
+//! read. A tool never called is the commonest such demand: a small model often calls a tool only
+//! once the skill shows it a worked call.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -57,4 +59,30 @@ pub fn warnings(entries: &[JournalEntry]) -> Vec<String> {
             )
         })
         .collect()
+}
+
+/// The tools of `offered` that no unit of any arm called, in the order given.
+pub fn uncalled_tools<'a>(entries: &[JournalEntry], offered: &[&'a str]) -> Vec<&'a str> {
+    let called: BTreeSet<&str> = entries
+        .iter()
+        .flat_map(|e| &e.transcript.rounds)
+        .flat_map(|r| &r.calls)
+        .map(|c| c.name.as_str())
+        .collect();
+    offered
+        .iter()
+        .copied()
+        .filter(|tool| !called.contains(tool))
+        .collect()
+}
+
+/// One note for the tools no unit called, or none when every tool was called somewhere.
+pub fn uncalled_note(entries: &[JournalEntry], offered: &[&str]) -> Option<String> {
+    let uncalled = uncalled_tools(entries, offered);
+    (!entries.is_empty() && !uncalled.is_empty()).then(|| {
+        format!(
+            "warning: the model called {} in no unit of any arm; a small model often calls a tool only after a worked call in the skill (an `example` block, docs/harness.md)",
+            uncalled.join(", ")
+        )
+    })
 }
