@@ -132,6 +132,83 @@ fn real_model() -> String {
     path.display().to_string()
 }
 
+/// A stand-in for an OpenAI-compatible server on loopback: it lists one model `m` at
+/// `/v1/models`, has no other GET route, and answers every completion with `status` and `body`.
+/// It serves until the test process ends.
+fn fake_server(status: u16, body: &'static str) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut length = 0usize;
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
+                    break;
+                }
+                if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request_body = vec![0u8; length];
+            let _ = reader.read_exact(&mut request_body);
+            let (code, answer) = if request_line.starts_with("GET /v1/models") {
+                (200, r#"{"data":[{"id":"m"}]}"#)
+            } else if request_line.starts_with("GET") {
+                (404, "{}")
+            } else {
+                (status, body)
+            };
+            let response = format!(
+                "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            let _ = reader.get_mut().write_all(response.as_bytes());
+        }
+    });
+    endpoint
+}
+
+/// `run --pack mini` at a [`fake_server`], one repeat, no control.
+fn run_at_server(p: &Place, status: u16, body: &'static str) -> Vec<String> {
+    let endpoint = fake_server(status, body);
+    s(&[
+        "run",
+        "--pack",
+        &p.mini.display().to_string(),
+        "--output",
+        &p.output.display().to_string(),
+        "--backend",
+        "openai",
+        "--endpoint",
+        &endpoint,
+        "--model",
+        "m",
+        "--family",
+        "gemma",
+        "--repeats",
+        "1",
+        "--no-control",
+        "--parallel",
+        "1",
+        "--retries",
+        "0",
+    ])
+}
+
+/// A FIFO at `path`: reading it blocks until a writer comes, which none does.
+fn mkfifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let status = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
 fn cases() -> Vec<Case> {
     vec![
         // ── pack.toml ──
@@ -738,6 +815,266 @@ fn cases() -> Vec<Case> {
             setup: |p| p.run_mini(&["--corpus", &p.path("absent.jsonl")]),
             code: 1,
             words: &["absent.jsonl", "cannot read corpus"],
+        },
+        // ── a run that did nothing, and sizes (issue: reliability II) ──
+        Case {
+            name: "server answering 400 stops the run with one line",
+            setup: |p| run_at_server(p, 400, r#"{"error":{"message":"bad request"}}"#),
+            code: 1,
+            words: &[
+                "HTTP 400: bad request",
+                "the server refuses such requests, so the run stops",
+            ],
+        },
+        Case {
+            name: "server answering 404 stops the run",
+            setup: |p| run_at_server(p, 404, r#"{"error":"no such route"}"#),
+            code: 1,
+            words: &["HTTP 404", "so the run stops"],
+        },
+        Case {
+            name: "server answering {\"choices\":[]} errors every unit, and the run says so",
+            setup: |p| run_at_server(p, 200, r#"{"choices":[]}"#),
+            code: 1,
+            words: &[
+                "every unit of baseline",
+                "errored, so the run measured nothing",
+                "no choices[0].text",
+            ],
+        },
+        Case {
+            name: "server answering \"text\": 42 errors every unit",
+            setup: |p| run_at_server(p, 200, r#"{"choices":[{"text":42}]}"#),
+            code: 1,
+            words: &["every unit of baseline", "measured nothing"],
+        },
+        Case {
+            name: "server answering HTML with 200 errors every unit",
+            setup: |p| run_at_server(p, 200, "<html>hello</html>"),
+            code: 1,
+            words: &["measured nothing", "not JSON"],
+        },
+        Case {
+            name: "--repeats 4294967295 is refused before the plan is built",
+            setup: |p| p.run_mini(&["--repeats", "4294967295"]),
+            code: 1,
+            words: &["--repeats 4294967295", "more than the 1000000 a run takes"],
+        },
+        Case {
+            name: "a prompt larger than the context, before the model loads",
+            setup: |p| {
+                let big = "weather ".repeat(100_000);
+                p.append(
+                    &p.mini.join("corpus.jsonl"),
+                    &format!("{{\"id\": \"huge\", \"category\": \"lookup\", \"prompt\": \"{big}\", \"station\": \"Uccle\"}}\n"),
+                );
+                let mut args = p.run_mini(&[]);
+                let model = args.iter().position(|a| a == NO_MODEL).unwrap();
+                args[model] = real_model();
+                args
+            },
+            code: 1,
+            words: &[
+                "corpus.jsonl:",
+                "sample \"huge\"",
+                "more than the context of 4096 holds",
+            ],
+        },
+        Case {
+            name: "a skill body larger than the context, before the model loads",
+            setup: |p| {
+                let skill = p.mini.join("skills/stations/SKILL.md");
+                p.append(&skill, &"Read the station. ".repeat(60_000));
+                let mut args = p.run_mini(&[]);
+                let model = args.iter().position(|a| a == NO_MODEL).unwrap();
+                args[model] = real_model();
+                args
+            },
+            code: 1,
+            words: &[
+                "SKILL.md: the skill's body is",
+                "more than the context of 4096 holds",
+            ],
+        },
+        Case {
+            name: "compare of runs whose every unit errored says so and exits 1",
+            setup: |p| {
+                for _ in 0..2 {
+                    let args = run_at_server(p, 200, r#"{"choices":[]}"#);
+                    Command::new(env!("CARGO_BIN_EXE_skilleval"))
+                        .args(&args)
+                        .output()
+                        .unwrap();
+                    // Run ids are by the second.
+                    std::thread::sleep(std::time::Duration::from_millis(1100));
+                }
+                let mut runs: Vec<String> = std::fs::read_dir(&p.output)
+                    .unwrap()
+                    .flatten()
+                    .map(|e| e.path().display().to_string())
+                    .collect();
+                runs.sort();
+                assert_eq!(runs.len(), 2, "{runs:?}");
+                s(&["compare", &runs[0], &runs[1], "--arm", "baseline"])
+            },
+            code: 1,
+            words: &[
+                "Errored units",
+                "A 6 of 6, B 6 of 6",
+                "the comparison measured nothing",
+            ],
+        },
+        // ── paths checked before the model loads ──
+        Case {
+            name: "--junit names a folder",
+            setup: |p| {
+                std::fs::create_dir_all(p.root.join("junit-dir")).unwrap();
+                p.run_mini(&["--junit", &p.path("junit-dir")])
+            },
+            code: 1,
+            words: &["--junit", "is a folder; name a file"],
+        },
+        Case {
+            name: "--output is a file",
+            setup: |p| {
+                let file = p.write("a-file", "x");
+                let mut args = p.run_mini(&[]);
+                let at = args.iter().position(|a| a == "--output").unwrap();
+                args[at + 1] = file;
+                args
+            },
+            code: 1,
+            words: &["--output", "is not a folder"],
+        },
+        Case {
+            name: "--output under /proc",
+            setup: |p| {
+                let mut args = p.run_mini(&[]);
+                let at = args.iter().position(|a| a == "--output").unwrap();
+                args[at + 1] = "/proc/skilleval-out".into();
+                args
+            },
+            code: 1,
+            words: &["--output /proc/skilleval-out", "cannot create folder"],
+        },
+        Case {
+            name: "--prompt-log in a folder that does not exist",
+            setup: |p| p.run_mini(&["--prompt-log", &p.path("nowhere/log.jsonl")]),
+            code: 1,
+            words: &["--prompt-log", "does not exist"],
+        },
+        Case {
+            name: "--baseline-from a run that does not exist, and no folder left behind",
+            setup: |p| p.run_mini(&["--baseline-from", "20990101-000000-mini"]),
+            code: 1,
+            words: &["--baseline-from", "no run folder"],
+        },
+        Case {
+            name: "--baseline-from ../x",
+            setup: |p| p.run_mini(&["--baseline-from", "../x"]),
+            code: 1,
+            words: &["--baseline-from", "no run folder"],
+        },
+        Case {
+            name: "--resume with --baseline-from",
+            setup: |p| {
+                p.write("output/20260101-000000-mini/journal.jsonl", "");
+                p.run_mini(&["--resume", "20260101-000000-mini", "--baseline-from", "x"])
+            },
+            code: 1,
+            words: &["a resumed run keeps the baseline it began with"],
+        },
+        Case {
+            name: "a pack name of 300 characters",
+            setup: |p| {
+                let long = "n".repeat(300);
+                edit(
+                    &p.mini_toml(),
+                    "name = \"mini\"",
+                    &format!("name = \"{long}\""),
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["field `name`", "300 characters", "at most 200"],
+        },
+        Case {
+            name: "two variants with one file name",
+            setup: |p| {
+                let variant = std::fs::read_to_string(p.mini.join("variant.md")).unwrap();
+                let a = p.write("a/v.md", &variant);
+                let b = p.write("b/v.md", &variant);
+                p.run_mini(&["--variant", &a, "--variant", &b])
+            },
+            code: 1,
+            words: &["both are named v.md"],
+        },
+        Case {
+            name: "tool_output_chars = 0",
+            setup: |p| {
+                edit(
+                    &p.mini_toml(),
+                    "[budgets]\n",
+                    "[budgets]\ntool_output_chars = 0\n",
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["field `budgets.tool_output_chars`", "at least 1"],
+        },
+        Case {
+            name: "report of an absolute path that is no run names it once",
+            setup: |p| s(&["report", &p.path("no-run")]),
+            code: 1,
+            words: &["no-run/journal.jsonl does not exist"],
+        },
+        // ── digests: only regular files, no symlinked folders ──
+        Case {
+            name: "a FIFO in the skills folder is not read",
+            setup: |p| {
+                mkfifo(&p.mini.join("skills/stations/notes.fifo"));
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &[REACHED_MODEL],
+        },
+        Case {
+            name: "a symlink loop in the skills folder is not followed",
+            setup: |p| {
+                std::os::unix::fs::symlink(
+                    p.mini.join("skills"),
+                    p.mini.join("skills/stations/loop"),
+                )
+                .unwrap();
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &[REACHED_MODEL],
+        },
+        // ── fixtures read strictly ──
+        Case {
+            name: "fixture with a misspelt key",
+            setup: |p| {
+                p.write(
+                    "mini/fixtures/station_reading/typo.json",
+                    r#"{"tool": "station_reading", "arguments": {"station": "Typo"}, "recorded_from_lve": true, "status": 200, "body": "x"}"#,
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["typo.json", "unknown field `recorded_from_lve`"],
+        },
+        Case {
+            name: "fixture whose arguments lack the key argument",
+            setup: |p| {
+                p.write(
+                    "mini/fixtures/station_reading/staton.json",
+                    r#"{"tool": "station_reading", "arguments": {"staton": "Uccle"}, "status": 200, "body": "x"}"#,
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["staton.json", "field `arguments.station` is missing"],
         },
         // ── fixtures ──
         Case {

@@ -333,3 +333,75 @@ fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
     no_cache.push("--no-cache".into());
     assert!(!run(no_cache).contains("taken from run"));
 }
+
+/// Ctrl-C mid-run: the run's id was printed when it started, the interrupt says how to go on,
+/// and the same command with `--resume` finishes the run (real default model).
+#[test]
+fn an_interrupted_run_names_itself_and_resumes() {
+    use std::io::{BufRead, BufReader, Read};
+    let output = tempfile::tempdir().unwrap();
+    let pack = mini_pack_dir();
+    let args = [
+        "run",
+        "--pack",
+        pack.to_str().unwrap(),
+        "--limit",
+        "4",
+        "--repeats",
+        "2",
+        "--parallel",
+        "1",
+        "--output",
+        output.path().to_str().unwrap(),
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut started = String::new();
+    while stderr.read_line(&mut started).unwrap() > 0 && !started.starts_with("run ") {
+        started.clear();
+    }
+    let run_id = started
+        .strip_prefix("run ")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no start line: {started:?}"))
+        .to_string();
+    // Let a unit or two finish, then interrupt as a terminal's Ctrl-C would.
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(
+        rest.contains(&format!(
+            "interrupted: run {run_id} keeps every unit it finished"
+        )),
+        "{rest}"
+    );
+    assert!(rest.contains(&format!("--resume {run_id}")), "{rest}");
+
+    let mut resumed: Vec<&str> = args.to_vec();
+    resumed.extend(["--resume", &run_id]);
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(&resumed)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Four samples in control, baseline and the A/A variant, two repeats.
+    let journaled = lines(&output.path().join(&run_id).join("journal.jsonl")).len();
+    assert_eq!(journaled, 4 * 3 * 2);
+}

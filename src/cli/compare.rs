@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::eval::report::{compare, run_folder};
+use crate::eval::report::{compare, errors, run_folder};
 use crate::eval::stats::Arm;
 
 pub const EXAMPLES: &str = "Examples:
@@ -51,6 +51,18 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
         print!("{}", compare::render(&result));
+    }
+    for record in [&a, &b] {
+        let compared: Vec<_> = record
+            .entries
+            .iter()
+            .filter(|e| e.arm == result.arm)
+            .cloned()
+            .collect();
+        let void = errors::all_errored(&compared);
+        if let Some(line) = errors::fatal_line(&void, "the comparison") {
+            anyhow::bail!("{line} (run {})", record.manifest.run_id);
+        }
     }
     Ok(0)
 }

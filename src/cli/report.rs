@@ -92,11 +92,18 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     if let Some(note) = &record.prompts_note {
         eprintln!("note: {note}");
     }
+    let void = crate::eval::report::errors::all_errored(&record.entries);
+    if let Some(line) = crate::eval::report::errors::fatal_line(&void, "the run") {
+        anyhow::bail!("{line} (run {})", record.manifest.run_id);
+    }
     Ok(0)
 }
 
-/// Refuses, before any work, a JUnit path whose folder does not exist.
+/// Refuses, before any work, a JUnit path that is a folder or whose folder does not exist.
 pub fn check_junit_path(path: &std::path::Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        anyhow::bail!("--junit {}: is a folder; name a file", path.display());
+    }
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),

@@ -158,6 +158,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         super::report::check_junit_path(path)?;
     }
     let prompt_log = args.prompt_log.clone();
+    if let Some(path) = &prompt_log {
+        check_prompt_log_path(path)?;
+    }
     let (model, backend) = (args.model.clone(), args.backend.clone());
     backend.server_options(&model)?;
     let opts = args.into_options()?;
@@ -167,6 +170,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let variants = usize::from(opts.variant.is_some()) + opts.more_variants.len();
     for warning in reach::small_category_warnings(&sizes, opts.pack.laws.len(), variants) {
         eprintln!("skilleval: {warning}");
+    }
+    if matches!(backend.backend, super::args::BackendKind::Llama) {
+        // The vocabulary is read from the file's metadata, without the weights; a file that
+        // cannot be read is left to the load, which says why.
+        let options = model.options();
+        if let Ok(meta) = crate::harness::backend::gguf::read_metadata(&options.model_path) {
+            if let Some(longest) = meta.longest_token_bytes {
+                runner::check_fits_context(&prepared, options.n_ctx, longest)?;
+            }
+        }
     }
     let mut model = backend.open(&model, opts.parallel)?;
     let result = match &prompt_log {
@@ -222,11 +235,34 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
             print!("{text}");
         }
     }
+    let void = report::errors::all_errored(&result.entries);
+    if let Some(line) = report::errors::fatal_line(&void, "the run") {
+        anyhow::bail!("{line} (run {})", result.run_id);
+    }
     Ok(if fail_on.is_some() && stats::any_worse(&result.summary) {
         EXIT_WORSE
     } else {
         0
     })
+}
+
+/// Refuses, before the model loads, a prompt log that is a folder or whose folder is missing.
+fn check_prompt_log_path(path: &std::path::Path) -> anyhow::Result<()> {
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if path.is_dir() {
+        anyhow::bail!("--prompt-log {}: is a folder; name a file", path.display());
+    }
+    if !folder.is_dir() {
+        anyhow::bail!(
+            "--prompt-log {}: folder {} does not exist",
+            path.display(),
+            folder.display()
+        );
+    }
+    Ok(())
 }
 
 /// Says where the baseline came from when the run copied it from an earlier run.

@@ -44,8 +44,10 @@ pub fn fold_value(text: &str, folds: &[Fold]) -> String {
     s
 }
 
-/// One recorded answer, stored as one JSON file.
+/// One recorded answer, stored as one JSON file. An unknown key is an error: a misspelt
+/// `recorded_from_live` would otherwise read as false.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Fixture {
     pub tool: String,
     pub arguments: Map<String, Value>,
@@ -270,7 +272,11 @@ impl FixtureStore {
         std::fs::create_dir_all(&route.dir)
             .map_err(|e| anyhow!("{}: cannot create: {e}", route.dir.display()))?;
         let text = serde_json::to_string_pretty(&fixture)? + "\n";
-        std::fs::write(&path, text)
+        // Written beside it and renamed over it: a symlink at `path` is replaced, never
+        // written through, and a reader never sees half a file.
+        let partial = route.dir.join(format!(".{}.partial", std::process::id()));
+        std::fs::write(&partial, text)
+            .and_then(|()| std::fs::rename(&partial, &path))
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
         entries.insert((fixture.tool.clone(), key), (path.clone(), fixture));
         Ok(path)

@@ -2,7 +2,6 @@
 //! interrupted run keeps everything it finished and `--resume` can skip it. A run folder is
 //! locked while a process runs in it.
 
-use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,6 +10,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 use super::judge::Judgement;
+use super::plan::PlanShape;
 use super::stats::{Arm, Outcome};
 use crate::harness::transcript::Transcript;
 
@@ -156,19 +156,42 @@ fn torn_tail(bytes: &[u8]) -> Option<TornLine> {
 }
 
 /// Parses a journal's bytes. A torn last line is dropped and returned; any other line that is
-/// not an entry is an error naming its line. A sample finished twice counts once.
+/// not an entry is an error naming its line. A sample finished twice counts once when both lines
+/// are the same; two lines of one unit that differ are an error naming both.
 pub fn parse(bytes: &[u8]) -> Result<(Vec<JournalEntry>, Option<TornLine>), String> {
+    let (numbered, torn) = parse_numbered(bytes)?;
+    Ok((numbered.into_iter().map(|(_, e)| e).collect(), torn))
+}
+
+/// Journal entries, each with its line number (from 1).
+pub type NumberedEntries = Vec<(usize, JournalEntry)>;
+
+/// [`parse`], each entry with its line number.
+pub fn parse_numbered(bytes: &[u8]) -> Result<(NumberedEntries, Option<TornLine>), String> {
     let torn = torn_tail(bytes);
     let mut entries = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut seen: std::collections::BTreeMap<(String, Arm, u32), (usize, &[u8])> =
+        std::collections::BTreeMap::new();
     for (line, offset, text) in byte_lines(bytes) {
         if is_blank(text) || torn.as_ref().is_some_and(|t| t.offset == offset) {
             continue;
         }
         let entry = serde_json::from_slice::<JournalEntry>(text)
             .map_err(|e| format!("{line}: not a journal entry: {e}"))?;
-        if seen.insert(entry.key()) {
-            entries.push(entry);
+        match seen.get(&entry.key()) {
+            Some((first, first_text)) if first_text.trim_ascii() != text.trim_ascii() => {
+                return Err(format!(
+                    "{line}: sample {:?}, arm {}, repeat {} is also on line {first}, and the two lines differ: keep one",
+                    entry.sample_id,
+                    entry.arm.name(),
+                    entry.repeat
+                ));
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(entry.key(), (line, text));
+                entries.push((line, entry));
+            }
         }
     }
     Ok((entries, torn))
@@ -177,11 +200,28 @@ pub fn parse(bytes: &[u8]) -> Result<(Vec<JournalEntry>, Option<TornLine>), Stri
 /// Reads a journal. A last line cut short by an interruption is dropped, with a warning on
 /// stderr; any other bad line is an error naming the file and the line.
 pub fn read(path: &Path) -> anyhow::Result<Vec<JournalEntry>> {
+    read_numbered(path).map(|numbered| numbered.into_iter().map(|(_, e)| e).collect())
+}
+
+fn read_numbered(path: &Path) -> anyhow::Result<NumberedEntries> {
     let bytes =
         std::fs::read(path).map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
-    let (entries, torn) = parse(&bytes).map_err(|e| anyhow!("{}:{e}", path.display()))?;
+    let (entries, torn) = parse_numbered(&bytes).map_err(|e| anyhow!("{}:{e}", path.display()))?;
     if let Some(torn) = torn {
         eprintln!("warning: {}: {torn}", path.display());
+    }
+    Ok(entries)
+}
+
+/// Reads a journal whose every entry must be a unit of `plan` (its arm, sample and seed): a
+/// line that is not is an error naming the file and the line.
+pub fn read_in_plan(path: &Path, plan: &PlanShape) -> anyhow::Result<Vec<JournalEntry>> {
+    let mut entries = Vec::new();
+    for (line, entry) in read_numbered(path)? {
+        if let Some(misfit) = plan.misfit(&entry.sample_id, entry.arm, entry.repeat, entry.seed) {
+            bail!("{}:{line}: {misfit}", path.display());
+        }
+        entries.push(entry);
     }
     Ok(entries)
 }
@@ -257,7 +297,7 @@ pub fn check_run_id(run_id: &str) -> anyhow::Result<()> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
-        bail!("run id {run_id:?}: use letters, digits, `-` and `_` only");
+        bail!("run id {run_id:?}: use ASCII letters, digits, `-` and `_` only");
     }
     Ok(())
 }

@@ -158,8 +158,11 @@ impl InputHashes {
     }
 }
 
-/// Feeds every file under `dir` (path relative to `root`, then contents) to `hasher`, in
-/// name order, so the digest changes when any file is added, removed, renamed or edited.
+/// Feeds every regular file under `dir` (path relative to `root`, then contents) to `hasher`,
+/// in name order, so the digest changes when any file is added, removed, renamed or edited. A
+/// symlink to a folder is not followed (a loop would never end) and anything else that is not a
+/// regular file (a FIFO would block the read forever) is not read: each counts by its name and
+/// kind only.
 fn tree_digest(root: &Path, dir: &Path, hasher: &mut Sha256) -> anyhow::Result<()> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| anyhow!("{}: cannot read folder: {e}", dir.display()))?
@@ -168,14 +171,33 @@ fn tree_digest(root: &Path, dir: &Path, hasher: &mut Sha256) -> anyhow::Result<(
         .collect();
     paths.sort();
     for path in paths {
-        if path.is_dir() {
+        let name = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        let own = std::fs::symlink_metadata(&path)
+            .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+        if own.is_dir() {
             tree_digest(root, &path, hasher)?;
+            continue;
+        }
+        // What a symlink points at, if anything; a dangling one counts as its link alone.
+        let target = std::fs::metadata(&path).ok();
+        if !target.as_ref().is_some_and(|m| m.is_file()) {
+            let kind = match (own.file_type().is_symlink(), &target) {
+                (true, Some(m)) if m.is_dir() => "symlink to a folder",
+                (true, None) => "dangling symlink",
+                _ => "not a regular file",
+            };
+            hasher.update(name.as_bytes());
+            hasher.update([1]);
+            hasher.update(kind.as_bytes());
             continue;
         }
         let bytes =
             std::fs::read(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-        let name = path.strip_prefix(root).unwrap_or(&path);
-        hasher.update(name.display().to_string().as_bytes());
+        hasher.update(name.as_bytes());
         hasher.update([0]);
         hasher.update((bytes.len() as u64).to_le_bytes());
         hasher.update(&bytes);

@@ -521,6 +521,13 @@ impl Pack {
                 );
             }
         }
+        if budgets.tool_output_chars == 0 {
+            let line = key_line(text, Some("budgets"), "tool_output_chars");
+            bail!(
+                "{}: field `budgets.tool_output_chars`: must be at least 1 (0 shows the model no tool result at all)",
+                at_line(&shown, line.as_ref())
+            );
+        }
         if raw.constrained_calls && raw.call_format == Some(CallFormat::PythonList) {
             let line = key_line(text, None, "constrained_calls");
             bail!(
@@ -644,14 +651,23 @@ pub fn check_name(name: &str) -> Result<(), String> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name:?} is not a valid pack name: use letters, digits, `-` and `_` only"
-        ))
+    if !valid {
+        return Err(format!(
+            "{name:?} is not a valid pack name: use ASCII letters, digits, `-` and `_` only"
+        ));
     }
+    // A run folder is named `<date>-<time>-<pack>[-N]`, and a file name holds 255 bytes.
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!(
+            "a pack name of {} characters is not a valid pack name: at most {MAX_NAME_LEN}, since it names run folders",
+            name.len()
+        ));
+    }
+    Ok(())
 }
+
+/// The longest pack name: room for the run folder's date, time and counter in 255 bytes.
+pub const MAX_NAME_LEN: usize = 200;
 
 /// Sampling settings the sampler can honour as given: it would otherwise clamp them silently
 /// (or, for a temperature that is not a number, break the manifest). Errors name the key.

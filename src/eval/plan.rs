@@ -31,6 +31,21 @@ pub fn arms_with_variants(control: bool, variants: usize) -> Vec<Arm> {
     arms
 }
 
+/// The most units one run's plan may hold: far beyond any run a CPU finishes (a million units
+/// is days of model time), and small enough that the plan fits in memory.
+pub const MAX_UNITS: u64 = 1_000_000;
+
+/// Refuses a plan of more than [`MAX_UNITS`] units before it is built.
+pub fn check_size(samples: usize, arms: usize, repeats: u32) -> anyhow::Result<()> {
+    let units = (samples as u128) * (arms as u128) * u128::from(repeats);
+    if units > u128::from(MAX_UNITS) {
+        anyhow::bail!(
+            "--repeats {repeats}: the plan would hold {units} units ({samples} samples × {arms} arms × {repeats} repeats), more than the {MAX_UNITS} a run takes"
+        );
+    }
+    Ok(())
+}
+
 /// Repeat-major, then arm-major order. Every arm of a run shares a repeat's seed (control,
 /// baseline, variant), so a difference between arms comes from the skill's text, not the dice.
 /// An A/A run salts the variant arm's seed, so that it measures how far two runs of the same
@@ -81,4 +96,66 @@ pub fn limit_round_robin(samples: Vec<Sample>, limit: usize) -> Vec<Sample> {
         }
     }
     out
+}
+
+/// What a run's plan admits, to check a journal against: an entry belongs to the run only if
+/// its arm and repeat are the plan's, its sample is one of the run's, and its seed is the one
+/// the plan gives that unit. A line pasted from another run, or a resume of a journal written
+/// with another seed, is refused instead of counted.
+#[derive(Debug, Clone)]
+pub struct PlanShape {
+    pub run_seed: u64,
+    pub arms: Vec<Arm>,
+    pub aa: bool,
+    /// The run's samples, when known (the corpus is at hand).
+    pub sample_ids: Option<std::collections::BTreeSet<String>>,
+}
+
+impl PlanShape {
+    /// The shape a manifest records; `sample_ids` from its corpus when that is at hand.
+    pub fn of_manifest(
+        manifest: &super::manifest::Manifest,
+        sample_ids: Option<std::collections::BTreeSet<String>>,
+    ) -> PlanShape {
+        PlanShape {
+            run_seed: manifest.run_seed,
+            arms: arms_with_variants(manifest.control, manifest.variant_count()),
+            aa: manifest.variant.is_none(),
+            sample_ids,
+        }
+    }
+
+    /// The seed the plan gives a unit.
+    pub fn seed(&self, sample_id: &str, arm: Arm, repeat: u32) -> u32 {
+        let salt = if self.aa && arm == Arm::Variant {
+            "aa"
+        } else {
+            ""
+        };
+        sample_seed(self.run_seed, sample_id, repeat, salt)
+    }
+
+    /// Why an entry is not a unit of this plan, if it is not.
+    pub fn misfit(&self, sample_id: &str, arm: Arm, repeat: u32, seed: u32) -> Option<String> {
+        let unit = format!("sample {sample_id:?}, arm {}, repeat {repeat}", arm.name());
+        if !self.arms.contains(&arm) {
+            let names: Vec<&str> = self.arms.iter().map(|a| a.name()).collect();
+            return Some(format!("{unit}: the run's arms are {}", names.join(", ")));
+        }
+        // No bound on the repeat: a resumed run may have grown them. The seed says whose it is.
+        if self
+            .sample_ids
+            .as_ref()
+            .is_some_and(|ids| !ids.contains(sample_id))
+        {
+            return Some(format!("{unit}: the run's corpus holds no such sample"));
+        }
+        let planned = self.seed(sample_id, arm, repeat);
+        (seed != planned).then(|| {
+            format!(
+                "{unit}: seed {seed}, where the run's plan (run seed {}) gives {planned}: a line from another run",
+                self.run_seed
+            )
+        })
+    }
 }

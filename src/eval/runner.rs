@@ -269,8 +269,10 @@ pub fn variant_label(path: &Path) -> String {
         .unwrap_or_else(|| path.display().to_string())
 }
 
-fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
+/// The samples the run selects, and the ids of the whole corpus.
+fn select_samples(opts: &RunOptions) -> anyhow::Result<(Vec<Sample>, BTreeSet<String>)> {
     let mut samples = opts.pack.corpus(opts.corpus.as_deref())?;
+    let corpus_ids = samples.iter().map(|s| s.id.clone()).collect();
     if !opts.categories.is_empty() {
         for c in &opts.categories {
             if !opts.pack.categories.contains(c) {
@@ -300,7 +302,7 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<Vec<Sample>> {
             )
         })?;
     }
-    Ok(samples)
+    Ok((samples, corpus_ids))
 }
 
 /// A run's inputs, built and checked once, before the model loads: the arms' skills trees, the
@@ -311,6 +313,8 @@ pub struct Prepared {
     pub samples: Vec<Sample>,
     pub registry: Registry,
     pub sampling: Sampling,
+    /// The digests of the run's inputs, taken before the model loads.
+    pub inputs: manifest::InputHashes,
 }
 
 /// Every check on the inputs a run does before it asks the model anything: the pack's skills
@@ -325,17 +329,40 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
         opts.variant.as_deref(),
         &opts.more_variants,
     )?;
-    let samples = select_samples(opts)?;
+    let (samples, corpus_ids) = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
+    plan::check_size(
+        samples.len(),
+        plan::arms_with_variants(opts.control, arms.variant_count()).len(),
+        opts.repeats,
+    )?;
     if let Some(shard) = opts.shard {
         shard.check_against(samples.len())?;
     }
     let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     if let Some(run_id) = &opts.resume {
         journal::check_resume(&opts.output_root, run_id)?;
+        let plan = plan::PlanShape {
+            run_seed: opts.seed,
+            arms: plan::arms_with_variants(opts.control, arms.variant_count()),
+            aa: arms.aa,
+            sample_ids: Some(corpus_ids),
+        };
+        let journal_path = opts.output_root.join(run_id).join(journal::JOURNAL_FILE);
+        journal::read_in_plan(&journal_path, &plan).map_err(|e| anyhow!("--resume: {e}"))?;
     }
+    check_output_paths(opts)?;
+    check_variant_labels(opts)?;
+    // Taken before the model loads: an unreadable input fails here, not after the load.
+    let inputs = manifest::InputHashes::of(
+        pack,
+        &opts.skills_dir.clone().unwrap_or(pack.skills_dir.clone()),
+        opts.variant.as_deref(),
+        &opts.more_variants,
+        opts.corpus.as_deref().unwrap_or(&pack.corpus_path),
+    )?;
     let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
     let mut sampling = pack.sampling;
     sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
@@ -347,7 +374,95 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
         samples,
         registry,
         sampling,
+        inputs,
     })
+}
+
+/// The folders a run will write to and read its baseline from, checked before the model loads:
+/// the output folder is created (or must be one), and `--baseline-from` must name a run folder
+/// with a manifest.
+fn check_output_paths(opts: &RunOptions) -> anyhow::Result<()> {
+    let root = &opts.output_root;
+    if root.exists() && !root.is_dir() {
+        bail!("--output {}: is not a folder", root.display());
+    }
+    std::fs::create_dir_all(root)
+        .map_err(|e| anyhow!("--output {}: cannot create folder: {e}", root.display()))?;
+    if let BaselineSource::Run(run) = &opts.baseline_source {
+        if opts.resume.is_some() {
+            bail!("--baseline-from {run}: a resumed run keeps the baseline it began with; drop --baseline-from");
+        }
+        let dir =
+            report::run_folder::find(run, root).map_err(|e| anyhow!("--baseline-from {e}"))?;
+        let manifest = dir.join(report::run_folder::MANIFEST_FILE);
+        if !manifest.is_file() {
+            bail!(
+                "--baseline-from {run}: {} does not exist",
+                manifest.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, before the model loads, a skill body or a sample's messages that cannot fit a
+/// context of `ctx` tokens whatever the tokenizer makes of them: a text of n bytes needs at least
+/// n / `longest_token_bytes` tokens. Anything that passes here and still does not fit errors in
+/// its units, which the run then reports.
+pub fn check_fits_context(
+    run: &Prepared,
+    ctx: u32,
+    longest_token_bytes: usize,
+) -> anyhow::Result<()> {
+    let fewest = |bytes: usize| bytes.div_ceil(longest_token_bytes.max(1));
+    let pack = &run.opts.pack;
+    let mut trees = vec![&run.arms.baseline, &run.arms.variant];
+    trees.extend(&run.arms.more);
+    for tree in trees {
+        if let Some(skill) = tree.get(&pack.skill) {
+            let tokens = fewest(skill.body.len());
+            if tokens > ctx as usize {
+                bail!(
+                    "{}: the skill's body is {} bytes, at least {tokens} tokens of this model, more than the context of {ctx} holds (--ctx)",
+                    skill.source.display(),
+                    skill.body.len()
+                );
+            }
+        }
+    }
+    let corpus = run.opts.corpus.as_deref().unwrap_or(&pack.corpus_path);
+    for sample in &run.samples {
+        let bytes: usize = sample.messages.iter().map(|m| m.content.len()).sum();
+        let tokens = fewest(bytes);
+        if tokens > ctx as usize {
+            bail!(
+                "{}:{}: sample {:?}: its messages are {bytes} bytes, at least {tokens} tokens of this model, more than the context of {ctx} holds (--ctx)",
+                corpus.display(),
+                sample.line,
+                sample.id
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Two variants the report would head alike (by file name) are refused.
+fn check_variant_labels(opts: &RunOptions) -> anyhow::Result<()> {
+    let files: Vec<&PathBuf> = opts.variant.iter().chain(&opts.more_variants).collect();
+    for (i, a) in files.iter().enumerate() {
+        if let Some(b) = files[..i]
+            .iter()
+            .find(|b| variant_label(b) == variant_label(a))
+        {
+            bail!(
+                "--variant {} and {}: both are named {}, and the report heads its columns by file name; rename one",
+                b.display(),
+                a.display(),
+                variant_label(a)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Runs one unit of work: a sample, an arm, a repeat. Pure in its inputs: the result does not
@@ -415,6 +530,14 @@ pub fn run_prepared(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result
 
 fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunResult> {
     let mut folder = RunFolder::open(&run.opts)?;
+    if run.opts.progress {
+        eprintln!("run {} → {}", folder.run_id, folder.dir.display());
+        #[cfg(unix)]
+        crate::exec::interrupt::say_on_interrupt(&format!(
+            "interrupted: run {id} keeps every unit it finished; the same command with --resume {id} goes on",
+            id = folder.run_id
+        ));
+    }
     let mut manifest = manifest(run, backend, &folder.run_id)?;
     let mut entries = std::mem::take(&mut folder.journaled);
     let taken = match run.opts.resume {
@@ -424,13 +547,15 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
                 let sample = &run.samples[i];
                 (sample.id.clone(), sample.category.clone())
             };
+            // A refusal leaves no run folder behind: nothing has been written to it yet.
             reuse::take(
                 &run.opts.output_root,
                 &manifest,
                 &run.opts.baseline_source,
                 &plan_units(run, &entries),
                 &sample_of,
-            )?
+            )
+            .inspect_err(|_| folder.remove_unused())?
         }
     };
     manifest.baseline_from = taken.as_ref().map(|t| t.reuse.run_id.clone());
@@ -524,6 +649,12 @@ impl RunFolder {
         })
     }
 
+    /// Removes the folder of a new run that wrote nothing.
+    fn remove_unused(&self) {
+        let _ = std::fs::remove_file(self.dir.join(journal::LOCK_FILE));
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+
     /// Writes `manifest.json` for a new run; a resumed run's inputs must match the one it left,
     /// which stays as the run began.
     fn write_manifest(&self, manifest: &Manifest, resume: bool) -> anyhow::Result<()> {
@@ -610,13 +741,7 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        inputs: Some(manifest::InputHashes::of(
-            pack,
-            &skills_dir,
-            opts.variant.as_deref(),
-            &opts.more_variants,
-            &corpus_path,
-        )?),
+        inputs: Some(run.inputs.clone()),
         shard: opts.shard.map(|shard| ShardRecord {
             index: shard.index,
             count: shard.count,
@@ -683,8 +808,13 @@ fn execute(
             journal.append(&entry)?;
             profile.add(&entry.transcript, secs);
             progress.inc(format!("{:?} {}", entry.arm, entry.sample_id));
+            let refusal =
+                report::errors::reason(&entry).filter(|r| crate::harness::backend::refused(r));
             finished[i] = Some(entry);
-            Ok(())
+            match refusal {
+                Some(reason) => bail!("{reason}"),
+                None => Ok(()),
+            }
         },
     );
     entries.extend(finished.into_iter().flatten());

@@ -199,6 +199,13 @@ pub fn render(rc: &RunComparison) -> String {
     });
     out.push_str(&named_table((&a, &b), &rows_of(c), true));
     out.push_str(&format!("\n{}\n", movements(c)));
+    let (ea, eb) = (c.total.reference.errored, c.total.treatment.errored);
+    if ea + eb > 0 {
+        out.push_str(&format!(
+            "Errored units (counted as failures; the journals hold why): A {ea} of {}, B {eb} of {}.\n",
+            c.total.reference.runs, c.total.treatment.runs
+        ));
+    }
     if rc.left_out != [0, 0] {
         out.push_str(&format!(
             "Left out, with no partner in the other run: {} run(s) of A, {} of B{}.\n",

@@ -12,6 +12,7 @@
 //! per-law rows and the repeats a 10 pp effect would need.
 
 pub mod compare;
+pub mod errors;
 #[cfg(test)]
 mod fixture;
 mod forest;

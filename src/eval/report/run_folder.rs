@@ -13,7 +13,8 @@ use super::{html, markdown};
 use crate::eval::corpus::parse_corpus;
 use crate::eval::journal::{self, JournalEntry};
 use crate::eval::manifest::{self, Manifest};
-use crate::eval::stats::{self, Arm, StatsError, Summary};
+use crate::eval::plan::PlanShape;
+use crate::eval::stats::{self, StatsError, Summary};
 use crate::exec::profile::Profile;
 
 /// The manifest's name in a run folder.
@@ -47,10 +48,20 @@ pub fn find(run: &str, output_root: &Path) -> anyhow::Result<PathBuf> {
             return Ok(dir.clone());
         }
     }
+    let (a, b) = (
+        given.join(journal::JOURNAL_FILE),
+        under_output.join(journal::JOURNAL_FILE),
+    );
+    if a == b {
+        return Err(anyhow!(
+            "{run}: no run folder: {} does not exist",
+            a.display()
+        ));
+    }
     Err(anyhow!(
         "{run}: no run folder: neither {} nor {} exists",
-        given.join(journal::JOURNAL_FILE).display(),
-        under_output.join(journal::JOURNAL_FILE).display()
+        a.display(),
+        b.display()
     ))
 }
 
@@ -62,10 +73,17 @@ pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
         .map_err(|e| anyhow!("{}: cannot read: {e}", manifest_path.display()))?;
     let manifest: Manifest = serde_json::from_str(&text)
         .map_err(|e| anyhow!("{}: not a manifest: {e}", manifest_path.display()))?;
-    let mut entries = journal::read(&dir.join(journal::JOURNAL_FILE))?;
-    // A run without its control arm never wrote one; a journal holding some anyway (a resume
-    // with other settings is refused, but a hand-edited journal is not) keeps to the manifest.
-    entries.retain(|e| manifest.control || e.arm != Arm::Control);
+    let (prompts, prompts_note) = match corpus_prompts(&manifest) {
+        Ok(prompts) => (prompts, None),
+        Err(note) => (BTreeMap::new(), Some(note)),
+    };
+    // Every line must be a unit of the run's plan: its arm, its seed, a sample of its corpus
+    // when the corpus is at hand.
+    let plan = PlanShape::of_manifest(
+        &manifest,
+        (prompts_note.is_none()).then(|| prompts.keys().cloned().collect()),
+    );
+    let entries = journal::read_in_plan(&dir.join(journal::JOURNAL_FILE), &plan)?;
     let profile_path = dir.join(PROFILE_FILE);
     let profile = match std::fs::read_to_string(&profile_path) {
         Ok(text) => Some(
@@ -73,10 +91,6 @@ pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
                 .map_err(|e| anyhow!("{}: not a profile: {e}", profile_path.display()))?,
         ),
         Err(_) => None,
-    };
-    let (prompts, prompts_note) = match corpus_prompts(&manifest) {
-        Ok(prompts) => (prompts, None),
-        Err(note) => (BTreeMap::new(), Some(note)),
     };
     Ok(RunRecord {
         dir: dir.to_path_buf(),

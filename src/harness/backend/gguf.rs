@@ -14,6 +14,10 @@ pub struct GgufMetadata {
     pub version: u32,
     pub tensor_count: u64,
     pub strings: BTreeMap<String, String>,
+    /// The longest entry of the vocabulary (`tokenizer.ggml.tokens`) in bytes as stored, which
+    /// is at least the bytes of text one token stands for: a text of n bytes needs at least
+    /// n / this many tokens.
+    pub longest_token_bytes: Option<usize>,
 }
 
 impl GgufMetadata {
@@ -120,6 +124,20 @@ pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
         for _ in 0..kv_count {
             let key = r.string()?;
             let kind = r.u32()?;
+            if key == "tokenizer.ggml.tokens" && kind == 9 {
+                let item = r.u32()?;
+                let count = r.u64()?;
+                let mut longest = 0;
+                for _ in 0..count {
+                    if item == 8 {
+                        longest = longest.max(r.string()?.len());
+                    } else {
+                        r.value(item)?;
+                    }
+                }
+                meta.longest_token_bytes = (item == 8).then_some(longest);
+                continue;
+            }
             if let Some(value) = r.value(kind)? {
                 meta.strings.insert(key, value);
             }

@@ -15,6 +15,16 @@ use super::template::{self, Family, Message};
 use super::toolcall::grammar::CallGrammar;
 
 pub use engine_stats::EngineStats;
+
+/// Ends the message of an error no retry can get past (a server's 4xx other than 429: the same
+/// request is refused every time), so the runner stops the run at the first such unit instead
+/// of erroring every unit after it.
+pub const REFUSED: &str = "the server refuses such requests, so the run stops";
+
+/// Whether a unit's error is one of those.
+pub fn refused(message: &str) -> bool {
+    message.contains(REFUSED)
+}
 pub use open::{connect, open, OpenModel};
 pub use prompt_log::PromptLog;
 

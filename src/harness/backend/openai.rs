@@ -331,8 +331,13 @@ fn status_failure(code: u16, response: ureq::Response) -> Failure {
         401 | 403 => format!(" (is ${API_KEY_VAR} set to the server's key?)"),
         _ => String::new(),
     };
+    let refused = if (400..500).contains(&code) && code != 429 {
+        format!(" ({})", super::REFUSED)
+    } else {
+        String::new()
+    };
     Failure {
-        message: format!("HTTP {code}: {}{hint}", said.trim()),
+        message: format!("HTTP {code}: {}{hint}{refused}", said.trim()),
         retry: code == 429 || code >= 500,
         retry_after,
     }
