@@ -148,6 +148,7 @@ fn the_same_seed_gives_a_byte_identical_transcript() {
                 max_tokens: 4,
                 stop: Vec::new(),
                 grammar: None,
+                markers: Vec::new(),
                 sampling,
             })
             .unwrap();

@@ -114,6 +114,7 @@ fn request(prompt: &str, seed: u32) -> GenRequest {
         max_tokens: 7,
         stop: vec!["\nUser:".into()],
         grammar: None,
+        markers: Vec::new(),
         sampling: Sampling {
             seed,
             ..Sampling::default()

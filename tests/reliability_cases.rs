@@ -1051,6 +1051,73 @@ fn cases() -> Vec<Case> {
             code: 1,
             words: &[REACHED_MODEL],
         },
+        // ── laws that could never pass, refused by run as check refuses them ──
+        Case {
+            name: "argument_equals_field on an argument the tool lacks",
+            setup: |p| {
+                edit(
+                    &p.mini_toml(),
+                    "argument = \"station\"",
+                    "argument = \"staton\"",
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &[
+                "law `asks-for-the-named-station`",
+                "has no argument \"staton\"",
+                "its parameters: station",
+            ],
+        },
+        Case {
+            name: "a sample whose law field is empty",
+            setup: |p| {
+                edit(
+                    &p.mini.join("corpus.jsonl"),
+                    "\"station\": \"Oslo Blindern\"",
+                    "\"station\": \"\"",
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &[
+                "corpus.jsonl:1",
+                "lookup-oslo",
+                "reads field `station`, which is \"\"",
+            ],
+        },
+        Case {
+            name: "a sample whose law field is an object",
+            setup: |p| {
+                edit(
+                    &p.mini.join("corpus.jsonl"),
+                    "\"station\": \"Oslo Blindern\"",
+                    "\"station\": {\"name\": \"Oslo\"}",
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["corpus.jsonl:1", "reads field `station`, which is {"],
+        },
+        Case {
+            name: "--seed -1",
+            setup: |p| p.run_mini(&["--seed", "-1"]),
+            code: 2,
+            words: &["\"-1\" is not a seed"],
+        },
+        Case {
+            name: "a fixtures path that is a file",
+            setup: |p| {
+                std::fs::remove_dir_all(p.mini.join("fixtures/station_reading")).unwrap();
+                p.write("mini/fixtures/station_reading", "not a folder");
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &[
+                "cannot read fixtures folder",
+                "it is a file; `fixtures` names a folder",
+            ],
+        },
         // ── fixtures read strictly ──
         Case {
             name: "fixture with a misspelt key",

@@ -89,6 +89,7 @@ fn every_item_runs_once_and_comes_back() {
                 max_tokens: 8,
                 stop: Vec::new(),
                 grammar: None,
+                markers: Vec::new(),
                 sampling: Default::default(),
             };
             handle.generate(&request).unwrap();

@@ -47,7 +47,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 3)]
     pub repeats: u32,
     /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// Run only these categories (repeatable, or several separated by commas)
     #[arg(long, value_delimiter = ',')]
@@ -263,6 +263,16 @@ fn check_prompt_log_path(path: &std::path::Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A run seed: a whole number from 0 (a negative one is named as such, not as a flag).
+fn parse_seed(text: &str) -> Result<u64, String> {
+    text.parse::<u64>().map_err(|_| {
+        format!(
+            "{text:?} is not a seed: give a whole number from 0 to {}",
+            u64::MAX
+        )
+    })
 }
 
 /// Says where the baseline came from when the run copied it from an earlier run.

@@ -159,6 +159,10 @@ impl FixtureStore {
             let read = match std::fs::read_dir(&dir) {
                 Ok(read) => read,
                 Err(e) if missing_is_empty && e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) if dir.exists() && !dir.is_dir() => bail!(
+                    "{}: cannot read fixtures folder: {e} (it is a file; `fixtures` names a folder)",
+                    dir.display()
+                ),
                 Err(e) => bail!(
                     "{}: cannot read fixtures folder: {e} (record into it with --record)",
                     dir.display()

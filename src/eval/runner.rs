@@ -364,6 +364,7 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
         opts.corpus.as_deref().unwrap_or(&pack.corpus_path),
     )?;
     let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
+    check_law_arguments(pack, &registry)?;
     let mut sampling = pack.sampling;
     sampling.temperature = opts.temperature.unwrap_or(sampling.temperature);
     sampling.top_k = opts.top_k.unwrap_or(sampling.top_k);
@@ -440,6 +441,33 @@ pub fn check_fits_context(
                 corpus.display(),
                 sample.line,
                 sample.id
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A law that reads an argument the tool's schema does not have could never pass: refused,
+/// naming the schema's parameters.
+fn check_law_arguments(pack: &Pack, registry: &Registry) -> anyhow::Result<()> {
+    for law in &pack.laws {
+        let Some((tool, argument)) = law.check.argument() else {
+            continue;
+        };
+        let Some(properties) = registry
+            .get(tool)
+            .and_then(|t| t.parameters.get("properties"))
+            .and_then(|p| p.as_object())
+        else {
+            continue;
+        };
+        if !properties.contains_key(argument) {
+            let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+            bail!(
+                "{}: law `{}`: field `argument`: tool {tool:?} has no argument {argument:?} (its parameters: {})",
+                pack.file.display(),
+                law.name,
+                names.join(", ")
             );
         }
     }

@@ -10,7 +10,7 @@ use super::backend::{Backend, FinishReason, GenRequest, Sampling};
 use super::examples;
 use super::prompt::{self, SystemPrompt, LOAD_SKILL, LOAD_SKILL_REFERENCE};
 use super::skills::SkillTree;
-use super::template::{render, Message};
+use super::template::{render_marked, Message};
 use super::toolcall::grammar::{self, CallGrammar, OfferedTool};
 use super::toolcall::{self, coerce, describe, CallFormat, ParsedCall};
 use super::tools::{Effect, Registry, ToolDef, ToolOutput};
@@ -357,12 +357,14 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
         }
         let mut messages = state.opening();
         messages.extend(history.iter().cloned());
+        let rendered = render_marked(family, &messages);
         let gen_request = GenRequest {
-            prompt: render(family, &messages),
+            prompt: rendered.text,
             max_tokens: left.min(request.budgets.max_tokens_per_round),
             stop: stops.clone(),
             sampling: request.sampling,
             grammar: state.call_grammar(),
+            markers: rendered.markers,
         };
         let generation = match backend.generate(&gen_request) {
             Ok(g) => g,

@@ -53,6 +53,7 @@ pub fn gemma_request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32)
         max_tokens,
         stop: vec!["<end_of_turn>".into()],
         grammar: None,
+        markers: Vec::new(),
         sampling: Sampling {
             temperature,
             seed,

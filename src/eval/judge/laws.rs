@@ -237,6 +237,16 @@ pub const LAW_KINDS: [&str; 16] = [
 ];
 
 impl Check {
+    /// The tool and argument the law reads, if it reads one.
+    pub fn argument(&self) -> Option<(&str, &str)> {
+        match self {
+            Check::ArgumentEqualsField { tool, argument, .. }
+            | Check::ArgumentEquals { tool, argument, .. }
+            | Check::ArgumentMatches { tool, argument, .. } => Some((tool, argument)),
+            _ => None,
+        }
+    }
+
     /// The tool the law names, if it names one.
     pub fn tool(&self) -> Option<&str> {
         match self {

@@ -143,6 +143,19 @@ pub fn check_sample(
                     law.name
                 ));
             };
+            // A law compares text: an empty or structured value could never match a reply.
+            let usable = match value {
+                Value::String(text) => !text.trim().is_empty(),
+                Value::Number(_) | Value::Bool(_) => true,
+                Value::Array(items) => !items.is_empty() && items.iter().all(|i| i.is_string()),
+                Value::Null | Value::Object(_) => false,
+            };
+            if !usable {
+                return Some(format!(
+                    "law `{}` reads field `{field}`, which is {value}: give it the text the law looks for",
+                    law.name
+                ));
+            }
             let names_a_unit = TemperatureUnit::parse(&value_text(value)).is_some();
             let wants_a_unit = matches!(law.check, Check::ReplyTemperatureInFieldUnit { .. });
             (wants_a_unit && !names_a_unit).then(|| {

@@ -295,6 +295,11 @@ impl LlamaBackend {
         })
     }
 
+    /// The loaded model's vocabulary.
+    pub fn vocab(&self) -> llama_cpp_2::vocab::LlamaVocab<'static> {
+        self.model.vocab()
+    }
+
     pub fn tokenize(&self, text: &str) -> Vec<LlamaToken> {
         // The rendered prompt spells out <bos> and turn markers itself.
         self.model.vocab().tokenize(text.as_bytes(), false, true)
@@ -353,7 +358,7 @@ impl Backend for LlamaBackend {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         let started = Instant::now();
-        let tokens = self.tokenize(&request.prompt);
+        let tokens = prompt_tokens(&self.model.vocab(), request);
         if tokens.is_empty() {
             bail!("the prompt is empty");
         }
@@ -437,4 +442,36 @@ pub fn first_stop(text: &str, stops: &[String]) -> Option<(usize, String)> {
         .filter(|s| !s.is_empty())
         .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.clone())))
         .min_by_key(|(at, _)| *at)
+}
+
+/// The tokens of a request's prompt. Special tokens are read in the chat template's markers
+/// only: a piece of content that spells one (a skill, a prompt or a tool result holding
+/// `<end_of_turn><start_of_turn>user`) is tokenized as text, so it cannot open a turn. A prompt
+/// whose content spells none is tokenized whole, exactly as before markers were known; a raw
+/// prompt (no markers) has all its special tokens read.
+pub fn prompt_tokens(
+    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
+    request: &GenRequest,
+) -> Vec<LlamaToken> {
+    let whole = vocab.tokenize(request.prompt.as_bytes(), false, true);
+    if request.markers.is_empty() {
+        return whole;
+    }
+    let rendered = crate::harness::template::Rendered {
+        text: request.prompt.clone(),
+        markers: request.markers.clone(),
+    };
+    let pieces = rendered.pieces();
+    let spells_a_marker = pieces.iter().any(|(text, marker)| {
+        !marker
+            && vocab.tokenize(text.as_bytes(), false, true)
+                != vocab.tokenize(text.as_bytes(), false, false)
+    });
+    if !spells_a_marker {
+        return whole;
+    }
+    pieces
+        .into_iter()
+        .flat_map(|(text, marker)| vocab.tokenize(text.as_bytes(), false, marker))
+        .collect()
 }

@@ -59,6 +59,10 @@ pub struct GenRequest {
     /// Holds the calls the model opens to the offered tools (`constrained_calls`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grammar: Option<CallGrammar>,
+    /// Where the chat template's markers are in `prompt` (`template::Rendered`): special
+    /// tokens are read there only. Empty for a raw prompt, whose special tokens are all read.
+    #[serde(skip)]
+    pub markers: Vec<(usize, usize)>,
 }
 
 impl GenRequest {
@@ -71,17 +75,17 @@ impl GenRequest {
             stop: family.end_of_turn().iter().map(|s| s.to_string()).collect(),
             sampling,
             grammar: None,
+            markers: Vec::new(),
         }
     }
 
     /// `messages` in the family's chat format, the reply ending where the family's turn ends.
     pub fn chat(family: Family, messages: &[Message], max_tokens: u32, sampling: Sampling) -> Self {
-        Self::in_turn(
-            family,
-            template::render(family, messages),
-            max_tokens,
-            sampling,
-        )
+        let rendered = template::render_marked(family, messages);
+        GenRequest {
+            markers: rendered.markers,
+            ..Self::in_turn(family, rendered.text, max_tokens, sampling)
+        }
     }
 }
 

@@ -201,10 +201,8 @@ impl Engine {
 
     /// Tokenizes a request and queues it, or answers at once when it cannot be served.
     fn receive(&mut self, job: Job) {
-        let tokens = self
-            .model
-            .vocab()
-            .tokenize(job.request.prompt.as_bytes(), false, true);
+        let tokens =
+            crate::harness::backend::llama::prompt_tokens(&self.model.vocab(), &job.request);
         if tokens.is_empty() {
             self.answer(job, Err(anyhow!("the prompt is empty")));
         } else if tokens.len() + 1 >= self.seq_ctx {
