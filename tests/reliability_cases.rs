@@ -202,6 +202,35 @@ fn run_at_server(p: &Place, status: u16, body: &'static str) -> Vec<String> {
     ])
 }
 
+/// A server that lists model `m` and then never answers a completion.
+fn silent_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).unwrap_or(0);
+            if buf[..n].starts_with(b"GET /v1/models") {
+                let body = r#"{"data":[{"id":"m"}]}"#;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            } else if buf[..n].starts_with(b"GET") {
+                let _ = stream.write_all(
+                    b"HTTP/1.1 404 X\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                );
+            } else {
+                held.push(stream);
+            }
+        }
+    });
+    endpoint
+}
+
 /// A FIFO at `path`: reading it blocks until a writer comes, which none does.
 fn mkfifo(path: &Path) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -1116,6 +1145,83 @@ fn cases() -> Vec<Case> {
             words: &[
                 "cannot read fixtures folder",
                 "it is a file; `fixtures` names a folder",
+            ],
+        },
+        Case {
+            name: "a server that never answers, with --request-timeout 1",
+            setup: |p| {
+                let endpoint = silent_server();
+                s(&[
+                    "run",
+                    "--pack",
+                    &p.mini.display().to_string(),
+                    "--output",
+                    &p.output.display().to_string(),
+                    "--backend",
+                    "openai",
+                    "--endpoint",
+                    &endpoint,
+                    "--model",
+                    "m",
+                    "--family",
+                    "gemma",
+                    "--repeats",
+                    "1",
+                    "--no-control",
+                    "--parallel",
+                    "1",
+                    "--retries",
+                    "0",
+                    "--request-timeout",
+                    "1",
+                    "--limit",
+                    "1",
+                ])
+            },
+            code: 1,
+            words: &["measured nothing", "timed out"],
+        },
+        Case {
+            name: "corpus line with the key id twice",
+            setup: |p| {
+                p.append(
+                    &p.mini.join("corpus.jsonl"),
+                    "{\"id\": \"twice-a\", \"id\": \"twice-b\", \"category\": \"chitchat\", \"prompt\": \"hi\"}\n",
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["corpus.jsonl:7", "field `id` appears twice"],
+        },
+        Case {
+            name: "corpus with invalid UTF-8 names the line",
+            setup: |p| {
+                let path = p.mini.join("corpus.jsonl");
+                let mut bytes = std::fs::read(&path).unwrap();
+                bytes.extend_from_slice(
+                    b"{\"id\": \"bad\", \"category\": \"chitchat\", \"prompt\": \"\xff\"}\n",
+                );
+                std::fs::write(&path, bytes).unwrap();
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["corpus.jsonl:7: not UTF-8 text"],
+        },
+        Case {
+            name: "pack skill named ../../stations",
+            setup: |p| {
+                edit(
+                    &p.mini_toml(),
+                    "skill = \"stations\"",
+                    "skill = \"../../stations\"",
+                );
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &[
+                "pack.toml:",
+                "field `skill`",
+                "only lowercase letters, digits and hyphens",
             ],
         },
         // ── fixtures read strictly ──

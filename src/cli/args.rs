@@ -89,6 +89,9 @@ pub struct BackendArgs {
     /// transcripts no longer replay exactly, as the prefill's batches then differ
     #[arg(long)]
     pub server_prompt_cache: bool,
+    /// Seconds one server request may take before it counts as failed (--backend openai)
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub request_timeout: u64,
 }
 
 impl BackendArgs {
@@ -112,6 +115,10 @@ impl BackendArgs {
                 options.family = model.family;
                 options.retries = self.retries;
                 options.prompt_cache = self.server_prompt_cache;
+                if self.request_timeout == 0 {
+                    anyhow::bail!("--request-timeout: must be at least 1 second");
+                }
+                options.timeout = std::time::Duration::from_secs(self.request_timeout);
                 Ok(Some(options))
             }
         }

@@ -81,6 +81,9 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
         let Value::Object(fields) = value else {
             bail!("{at}: a sample must be a JSON object");
         };
+        if let Some(repeated) = repeated_key(line) {
+            bail!("{at}: {repeated}");
+        }
         let id = field_str(&fields, "id", &at)?;
         if !seen.insert(id.clone()) {
             bail!("{at}: field `id`: {id:?} is used twice");
@@ -107,9 +110,49 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
 }
 
 pub fn load_corpus(path: &Path) -> anyhow::Result<Vec<Sample>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("{}: cannot read corpus: {e}", path.display()))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| anyhow!("{}: cannot read corpus: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        anyhow!("{}:{line}: not UTF-8 text", path.display())
+    })?;
     parse_corpus(&text, path)
+}
+
+/// A JSON object whose keys must differ: `{"id": "a", "id": "b"}` would otherwise keep the last
+/// in silence.
+struct UniqueKeys;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeys {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut keys = BTreeSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<serde::de::IgnoredAny>()?;
+            if !keys.insert(key.clone()) {
+                return Err(serde::de::Error::custom(format!(
+                    "field `{key}` appears twice"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first key an object line holds twice, if any.
+fn repeated_key(line: &str) -> Option<String> {
+    use serde::Deserializer;
+    let mut de = serde_json::Deserializer::from_str(line);
+    de.deserialize_map(UniqueKeys).err().map(|e| {
+        let text = e.to_string();
+        text.split(" at line").next().unwrap_or(&text).to_string()
+    })
 }
 
 /// A stable digest of the corpus file, for the manifest.

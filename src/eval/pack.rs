@@ -541,6 +541,17 @@ impl Pack {
                 t.working_dir = Some(dir.join(t.working_dir.as_deref().unwrap_or(Path::new(""))));
             }
         }
+        // The skill's name is a folder of the skills tree: the format's rule keeps it inside.
+        if let Some(problem) = crate::harness::skills::lint::name_problems(&raw.skill)
+            .into_iter()
+            .next()
+        {
+            let line = key_line(text, None, "skill");
+            bail!(
+                "{}: field `skill`: {problem}",
+                at_line(&shown, line.as_ref())
+            );
+        }
         Ok(Pack {
             name: raw.name,
             description: raw.description,
