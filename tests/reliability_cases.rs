@@ -177,8 +177,13 @@ fn fake_server(status: u16, body: &'static str) -> String {
 
 /// `run --pack mini` at a [`fake_server`], one repeat, no control.
 fn run_at_server(p: &Place, status: u16, body: &'static str) -> Vec<String> {
-    let endpoint = fake_server(status, body);
-    s(&[
+    server_run(p, &fake_server(status, body), &[])
+}
+
+/// `run --pack mini` at the server at `endpoint`, one repeat, no control, no retries, then
+/// `more`.
+fn server_run(p: &Place, endpoint: &str, more: &[&str]) -> Vec<String> {
+    let mut args = s(&[
         "run",
         "--pack",
         &p.mini.display().to_string(),
@@ -187,7 +192,7 @@ fn run_at_server(p: &Place, status: u16, body: &'static str) -> Vec<String> {
         "--backend",
         "openai",
         "--endpoint",
-        &endpoint,
+        endpoint,
         "--model",
         "m",
         "--family",
@@ -199,7 +204,9 @@ fn run_at_server(p: &Place, status: u16, body: &'static str) -> Vec<String> {
         "1",
         "--retries",
         "0",
-    ])
+    ]);
+    args.extend(s(more));
+    args
 }
 
 /// A server that lists model `m` and then never answers a completion.
@@ -1150,33 +1157,11 @@ fn cases() -> Vec<Case> {
         Case {
             name: "a server that never answers, with --request-timeout 1",
             setup: |p| {
-                let endpoint = silent_server();
-                s(&[
-                    "run",
-                    "--pack",
-                    &p.mini.display().to_string(),
-                    "--output",
-                    &p.output.display().to_string(),
-                    "--backend",
-                    "openai",
-                    "--endpoint",
-                    &endpoint,
-                    "--model",
-                    "m",
-                    "--family",
-                    "gemma",
-                    "--repeats",
-                    "1",
-                    "--no-control",
-                    "--parallel",
-                    "1",
-                    "--retries",
-                    "0",
-                    "--request-timeout",
-                    "1",
-                    "--limit",
-                    "1",
-                ])
+                server_run(
+                    p,
+                    &silent_server(),
+                    &["--request-timeout", "1", "--limit", "1"],
+                )
             },
             code: 1,
             words: &["measured nothing", "timed out"],
@@ -1223,6 +1208,12 @@ fn cases() -> Vec<Case> {
                 "field `skill`",
                 "only lowercase letters, digits and hyphens",
             ],
+        },
+        Case {
+            name: "a server that is not there names its URL once",
+            setup: |p| server_run(p, "http://127.0.0.1:1", &[]),
+            code: 1,
+            words: &["error: http://127.0.0.1:1/v1/models: Connection Failed: Connect error"],
         },
         // ── fixtures read strictly ──
         Case {

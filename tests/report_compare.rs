@@ -9,7 +9,9 @@ use std::process::Command;
 use serde_json::Value;
 
 /// A copy of the fixed run folder at `root/name`, its journal and manifest passed through
-/// `edit_entry` and `edit_manifest`.
+/// `edit_entry` and `edit_manifest`. A journal must hold units of its run's plan, so each
+/// entry's seed is the plan's for its (possibly renamed) sample, and the copy's manifest names a
+/// corpus of the samples its journal holds.
 fn run_copy(
     root: &Path,
     name: &str,
@@ -19,21 +21,48 @@ fn run_copy(
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runs/report-mini");
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).unwrap();
+    let mut manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(source.join("manifest.json")).unwrap())
+            .unwrap();
+    manifest["run_id"] = Value::from(name);
+    edit_manifest(&mut manifest);
+    let run_seed = manifest["run_seed"].as_u64().unwrap();
+    let aa = manifest["variant"].is_null();
+    let mut samples = std::collections::BTreeMap::new();
     let journal: String = std::fs::read_to_string(source.join("journal.jsonl"))
         .unwrap()
         .lines()
         .map(|line| {
             let mut entry: Value = serde_json::from_str(line).unwrap();
             edit_entry(&mut entry);
+            let id = entry["sample_id"].as_str().unwrap().to_string();
+            let salt = if aa && entry["arm"] == "variant" {
+                "aa"
+            } else {
+                ""
+            };
+            let repeat = entry["repeat"].as_u64().unwrap() as u32;
+            entry["seed"] = Value::from(skilleval::exec::seed::sample_seed(
+                run_seed, &id, repeat, salt,
+            ));
+            samples.insert(id, entry["category"].clone());
             serde_json::to_string(&entry).unwrap() + "\n"
         })
         .collect();
     std::fs::write(dir.join("journal.jsonl"), journal).unwrap();
-    let mut manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(source.join("manifest.json")).unwrap())
-            .unwrap();
-    manifest["run_id"] = Value::from(name);
-    edit_manifest(&mut manifest);
+    let corpus: String = samples
+        .iter()
+        .map(|(id, category)| {
+            serde_json::json!({"id": id, "category": category, "prompt": format!("prompt of {id}")})
+                .to_string()
+                + "\n"
+        })
+        .collect();
+    let corpus_path = dir.join("corpus.jsonl");
+    std::fs::write(&corpus_path, &corpus).unwrap();
+    manifest["corpus"] = Value::from(corpus_path.display().to_string());
+    manifest["corpus_sha256"] =
+        Value::from(skilleval::eval::manifest::sha256_hex(corpus.as_bytes()));
     std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
     dir
 }

@@ -203,6 +203,16 @@ fn merge_refuses_what_is_not_one_whole_run() {
         !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
         "a refused merge writes no run folder"
     );
+
+    // A shard whose line came from another run: its seed is not the plan's.
+    std::fs::write(&journal, text.clone()).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut pasted: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    pasted["seed"] = serde_json::json!(pasted["seed"].as_u64().unwrap() ^ 1);
+    lines[0] = pasted.to_string();
+    std::fs::write(&journal, lines.join("\n") + "\n").unwrap();
+    let foreign = refusal(&parts, &out);
+    assert!(foreign.contains("a line from another run"), "{foreign}");
 }
 
 #[test]

@@ -179,6 +179,7 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
         .map(|(i, id)| (id.as_str(), i))
         .collect();
     let arms = plan::arms_with_variants(manifest.control, manifest.variant_count());
+    let plan_shape = plan::PlanShape::of_manifest(manifest, None);
     let mut by_key: BTreeMap<(u32, usize, usize), JournalEntry> = BTreeMap::new();
     for run in runs {
         let path = run.dir.join(journal::JOURNAL_FILE);
@@ -203,6 +204,11 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
             let Some(arm_at) = arms.iter().position(|a| *a == entry.arm) else {
                 continue; // An arm this run does not compare (as a single run ignores it).
             };
+            if let Some(misfit) =
+                plan_shape.misfit(&entry.sample_id, entry.arm, entry.repeat, entry.seed)
+            {
+                bail!("{}: {misfit}", path.display());
+            }
             if entry.repeat >= manifest.repeats {
                 continue;
             }

@@ -344,14 +344,17 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
     if let Some(run_id) = &opts.resume {
         journal::check_resume(&opts.output_root, run_id)?;
-        let plan = plan::PlanShape {
-            run_seed: opts.seed,
-            arms: plan::arms_with_variants(opts.control, arms.variant_count()),
-            aa: arms.aa,
-            sample_ids: Some(corpus_ids),
-        };
-        let journal_path = opts.output_root.join(run_id).join(journal::JOURNAL_FILE);
-        journal::read_in_plan(&journal_path, &plan).map_err(|e| anyhow!("--resume: {e}"))?;
+        // The journal is checked against the plan the run began with; a flag that changes the
+        // plan (--seed, --variant…) is named by the manifest's own comparison after the load.
+        let folder = opts.output_root.join(run_id);
+        let began = std::fs::read_to_string(folder.join(report::run_folder::MANIFEST_FILE))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Manifest>(&text).ok());
+        if let Some(began) = began {
+            let plan = plan::PlanShape::of_manifest(&began, Some(corpus_ids));
+            journal::read_in_plan(&folder.join(journal::JOURNAL_FILE), &plan)
+                .map_err(|e| anyhow!("--resume: {e}"))?;
+        }
     }
     check_output_paths(opts)?;
     check_variant_labels(opts)?;

@@ -247,8 +247,16 @@ impl OpenAiBackend {
                         },
                     },
                     Err(ureq::Error::Status(code, response)) => status_failure(code, response),
+                    // Without the URL ureq puts first: the caller names it once.
                     Err(ureq::Error::Transport(transport)) => Failure {
-                        message: transport.to_string(),
+                        message: {
+                            let text = transport.to_string();
+                            let url = transport.url().map(|u| format!("{u}: "));
+                            match url.and_then(|u| text.strip_prefix(&u).map(str::to_string)) {
+                                Some(rest) => rest,
+                                None => text,
+                            }
+                        },
                         retry: true,
                         retry_after: None,
                     },
