@@ -1410,6 +1410,24 @@ fn cases() -> Vec<Case> {
             words: &["no result files"],
         },
         Case {
+            name: "bench --repeats 4294967295 is refused before the jobs are built",
+            setup: |_| {
+                s(&[
+                    "bench",
+                    "--bfcl",
+                    "simple_python",
+                    "--repeats",
+                    "4294967295",
+                    "--temperature",
+                    "0.7",
+                    "--model",
+                    NO_MODEL,
+                ])
+            },
+            code: 1,
+            words: &["--repeats 4294967295", "more than the 1000000 a run takes"],
+        },
+        Case {
             name: "bench with an unknown category",
             setup: |_| s(&["bench", "--bfcl", "astrology", "--model", NO_MODEL]),
             code: 1,

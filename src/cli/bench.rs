@@ -230,6 +230,20 @@ fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
         args.limit,
     )?;
     let options = args.options();
+    if options.repeats == 0 {
+        anyhow::bail!("--repeats must be at least 1");
+    }
+    // The same bound as a run's plan, before the model loads and before any job is built.
+    let entries: usize = selected.iter().map(|c| c.entries.len()).sum();
+    let jobs = entries as u128 * u128::from(options.repeats);
+    if jobs > u128::from(crate::eval::plan::MAX_UNITS) {
+        anyhow::bail!(
+            "--repeats {}: the benchmark would hold {jobs} jobs ({entries} entries × {} repeats), more than the {} a run takes",
+            options.repeats,
+            options.repeats,
+            crate::eval::plan::MAX_UNITS
+        );
+    }
     if options.repeats > 1 && options.sampling.temperature <= 0.0 {
         eprintln!(
             "warning: {} greedy repeats will give the same replies; set --temperature above 0",
