@@ -173,3 +173,23 @@ pub fn record_mode(record: Option<RecordWhat>) -> RecordMode {
         Some(RecordWhat::All) => RecordMode::All,
     }
 }
+
+/// Refuses, before any work, a file a command will write (`--junit`, `--prompt-log`) that is a
+/// folder or whose folder does not exist.
+pub fn check_output_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
+    if path.is_dir() {
+        anyhow::bail!("{flag} {}: is a folder; name a file", path.display());
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if !folder.is_dir() {
+        anyhow::bail!(
+            "{flag} {}: folder {} does not exist",
+            path.display(),
+            folder.display()
+        );
+    }
+    Ok(())
+}

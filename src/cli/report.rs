@@ -35,7 +35,7 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.junit {
-        check_junit_path(path)?;
+        super::args::check_output_file("--junit", path)?;
     }
     let dir = run_folder::find(&args.run, &args.output)?;
     let mut record = run_folder::load(&dir)?;
@@ -97,25 +97,6 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         anyhow::bail!("{line} (run {})", record.manifest.run_id);
     }
     Ok(0)
-}
-
-/// Refuses, before any work, a JUnit path that is a folder or whose folder does not exist.
-pub fn check_junit_path(path: &std::path::Path) -> anyhow::Result<()> {
-    if path.is_dir() {
-        anyhow::bail!("--junit {}: is a folder; name a file", path.display());
-    }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    if !folder.is_dir() {
-        anyhow::bail!(
-            "--junit {}: folder {} does not exist",
-            path.display(),
-            folder.display()
-        );
-    }
-    Ok(())
 }
 
 /// Writes the JUnit document of a summary, naming the file on failure.

@@ -155,11 +155,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let (json, profile_asked, fail_on) = (args.json, args.profile, args.fail_on);
     let junit = args.junit.clone();
     if let Some(path) = &junit {
-        super::report::check_junit_path(path)?;
+        super::args::check_output_file("--junit", path)?;
     }
     let prompt_log = args.prompt_log.clone();
     if let Some(path) = &prompt_log {
-        check_prompt_log_path(path)?;
+        super::args::check_output_file("--prompt-log", path)?;
     }
     let (model, backend) = (args.model.clone(), args.backend.clone());
     backend.server_options(&model)?;
@@ -244,25 +244,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     } else {
         0
     })
-}
-
-/// Refuses, before the model loads, a prompt log that is a folder or whose folder is missing.
-fn check_prompt_log_path(path: &std::path::Path) -> anyhow::Result<()> {
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    if path.is_dir() {
-        anyhow::bail!("--prompt-log {}: is a folder; name a file", path.display());
-    }
-    if !folder.is_dir() {
-        anyhow::bail!(
-            "--prompt-log {}: folder {} does not exist",
-            path.display(),
-            folder.display()
-        );
-    }
-    Ok(())
 }
 
 /// A run seed: a whole number from 0 (a negative one is named as such, not as a flag).

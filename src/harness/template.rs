@@ -183,20 +183,25 @@ impl Rendered {
 
     /// The text in order, each piece with whether it is a marker.
     pub fn pieces(&self) -> Vec<(&str, bool)> {
-        let mut pieces = Vec::new();
-        let mut at = 0;
-        for &(start, end) in &self.markers {
-            if start > at {
-                pieces.push((&self.text[at..start], false));
-            }
-            pieces.push((&self.text[start..end], true));
-            at = end;
-        }
-        if at < self.text.len() {
-            pieces.push((&self.text[at..], false));
-        }
-        pieces
+        pieces(&self.text, &self.markers)
     }
+}
+
+/// `text` cut at `markers` (byte ranges, in order): each piece with whether it is a marker.
+pub fn pieces<'a>(text: &'a str, markers: &[(usize, usize)]) -> Vec<(&'a str, bool)> {
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for &(start, end) in markers {
+        if start > at {
+            pieces.push((&text[at..start], false));
+        }
+        pieces.push((&text[start..end], true));
+        at = end;
+    }
+    if at < text.len() {
+        pieces.push((&text[at..], false));
+    }
+    pieces
 }
 
 /// The speakers of the plain transcript format, which a line of content must not open with.

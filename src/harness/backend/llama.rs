@@ -457,11 +457,7 @@ pub fn prompt_tokens(
     if request.markers.is_empty() {
         return whole;
     }
-    let rendered = crate::harness::template::Rendered {
-        text: request.prompt.clone(),
-        markers: request.markers.clone(),
-    };
-    let pieces = rendered.pieces();
+    let pieces = crate::harness::template::pieces(&request.prompt, &request.markers);
     let spells_a_marker = pieces.iter().any(|(text, marker)| {
         !marker
             && vocab.tokenize(text.as_bytes(), false, true)
