@@ -17,6 +17,9 @@ use super::method::Rng;
 /// Joint sign flips drawn per comparison (the observed signs count as one of them).
 pub const JOINT_FLIPS: usize = 10_000;
 
+/// Tolerance for ties between float sums of the same terms in another order.
+pub(crate) const TIE: f64 = 1e-9;
+
 /// What the family says of each row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FamilyTest {
@@ -50,45 +53,8 @@ pub fn step_down_min_p(rows: &[Vec<f64>], flips: usize, level: f64, seed: u64) -
             critical_for_a_still_row: level,
         };
     }
-    let samples = rows[0].len();
-    assert!(
-        rows.iter().all(|r| r.len() == samples),
-        "one column per sample"
-    );
     let flips = flips.max(1);
-    // Tolerance for ties between float sums of the same terms in another order.
-    const TIE: f64 = 1e-9;
-
-    // stats[r][b] = |Σ_s ε_s d_rs| under flip b; flip 0 is the observed one.
-    let mut stats = vec![vec![0.0f64; flips]; r_count];
-    let mut rng = Rng::new(seed);
-    let mut signs = vec![1.0f64; samples];
-    for b in 0..flips {
-        if b > 0 {
-            for sign in signs.iter_mut() {
-                *sign = if rng.next_u64() & 1 == 1 { 1.0 } else { -1.0 };
-            }
-        }
-        for (row, out) in rows.iter().zip(stats.iter_mut()) {
-            let sum: f64 = row.iter().zip(&signs).map(|(d, s)| d * s).sum();
-            out[b] = sum.abs();
-        }
-    }
-
-    // p[r][b]: the share of flips whose statistic in row r is at least flip b's.
-    let p: Vec<Vec<f64>> = stats
-        .iter()
-        .map(|row| {
-            let mut sorted = row.clone();
-            sorted.sort_by(f64::total_cmp);
-            row.iter()
-                .map(|&t| {
-                    let below = sorted.partition_point(|&x| x < t - TIE);
-                    (flips - below) as f64 / flips as f64
-                })
-                .collect()
-        })
-        .collect();
+    let p = flip_p_values(rows, flips, seed);
     let raw: Vec<f64> = p.iter().map(|row| row[0]).collect();
 
     // Rows from the smallest raw p up; successive minima from the bottom of that order.
@@ -150,6 +116,45 @@ pub fn step_down_min_p(rows: &[Vec<f64>], flips: usize, level: f64, seed: u64) -
         critical,
         critical_for_a_still_row,
     }
+}
+
+/// `p[r][b]`: the share of `flips` joint sign flips whose statistic |Σ_s ε_s d_rs| in row r is
+/// at least flip b's; flip 0 is the observed one. The flips depend only on `seed` and the
+/// number of samples, so rows of the same samples get the same flips at every call.
+pub fn flip_p_values(rows: &[Vec<f64>], flips: usize, seed: u64) -> Vec<Vec<f64>> {
+    let samples = rows.first().map_or(0, Vec::len);
+    assert!(
+        rows.iter().all(|r| r.len() == samples),
+        "one column per sample"
+    );
+    let flips = flips.max(1);
+    let mut stats = vec![vec![0.0f64; flips]; rows.len()];
+    let mut rng = Rng::new(seed);
+    let mut signs = vec![1.0f64; samples];
+    for b in 0..flips {
+        if b > 0 {
+            for sign in signs.iter_mut() {
+                *sign = if rng.next_u64() & 1 == 1 { 1.0 } else { -1.0 };
+            }
+        }
+        for (row, out) in rows.iter().zip(stats.iter_mut()) {
+            let sum: f64 = row.iter().zip(&signs).map(|(d, s)| d * s).sum();
+            out[b] = sum.abs();
+        }
+    }
+    stats
+        .iter()
+        .map(|row| {
+            let mut sorted = row.clone();
+            sorted.sort_by(f64::total_cmp);
+            row.iter()
+                .map(|&t| {
+                    let below = sorted.partition_point(|&x| x < t - TIE);
+                    (flips - below) as f64 / flips as f64
+                })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -106,6 +106,7 @@
 pub mod family;
 pub mod method;
 pub mod reach;
+pub mod sequential;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -364,6 +365,10 @@ pub struct Row {
     pub between_repeats: Option<f64>,
     pub repeats_for_target: RepeatsNeeded,
     pub verdict: Verdict,
+    /// In a sequential run, the chance the row is called by the last planned repeat if its Δ so
+    /// far is the truth (1 once called); absent in a fixed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditional_power: Option<f64>,
     /// Scored pairs in which either side hit a fixture gap (scored as judged, not dropped).
     pub gapped_pairs: usize,
     /// Runs excluded because their partner run is missing.
@@ -387,6 +392,8 @@ pub struct HeldShare {
     pub p_adjusted: f64,
     /// `better`, `worse` or `no_change`.
     pub verdict: Verdict,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditional_power: Option<f64>,
 }
 
 impl Row {
@@ -487,6 +494,10 @@ pub struct Comparison {
     pub laws: Vec<Row>,
     /// Most failed first.
     pub law_failures: Vec<LawFailures>,
+    /// In a sequential run, the rows neither called nor settled at this look: those that keep
+    /// the run going ([`sequential`]). Empty in a fixed run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_rows: Vec<String>,
 }
 
 impl Comparison {
@@ -543,6 +554,9 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_wordings: Vec<Comparison>,
     pub flaky_samples: Vec<FlakySample>,
+    /// The looks of a sequential run, this one last; absent in a fixed run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<sequential::Looks>,
 }
 
 impl Summary {
@@ -620,16 +634,27 @@ pub fn summarize(outcomes: &[Outcome]) -> Result<Summary, StatsError> {
 
 /// [`summarize`] at another effort: fewer resamples, no power analysis.
 pub fn summarize_with(outcomes: &[Outcome], effort: Effort) -> Result<Summary, StatsError> {
+    summarize_looked(outcomes, effort, None)
+}
+
+/// [`summarize_with`], for the looks of a sequential run when `looks` is given (the outcomes
+/// are those of its last look).
+pub fn summarize_looked(
+    outcomes: &[Outcome],
+    effort: Effort,
+    looks: Option<&sequential::Looks>,
+) -> Result<Summary, StatsError> {
     let skill_effect = outcomes
         .iter()
         .any(|o| o.arm == Arm::Control)
         .then(|| {
-            compare_many_with(
+            compare_many_looked(
                 outcomes,
                 &["skill_effect".to_string()],
                 Arm::Control,
                 &[Arm::Baseline],
                 effort,
+                looks,
             )
             .map(|mut one| one.remove(0).0)
         })
@@ -643,7 +668,8 @@ pub fn summarize_with(outcomes: &[Outcome], effort: Effort) -> Result<Summary, S
     let treatments: Vec<Arm> = variants.into_iter().collect();
     let names: Vec<String> = treatments.iter().map(|&a| wording_name(a)).collect();
     let mut wordings =
-        compare_many_with(outcomes, &names, Arm::Baseline, &treatments, effort)?.into_iter();
+        compare_many_looked(outcomes, &names, Arm::Baseline, &treatments, effort, looks)?
+            .into_iter();
     let wording = wordings
         .next()
         .expect("the first variant is always compared")
@@ -662,6 +688,7 @@ pub fn summarize_with(outcomes: &[Outcome], effort: Effort) -> Result<Summary, S
         wording,
         more_wordings,
         flaky_samples: flaky_samples(outcomes)?,
+        sequential: looks.cloned(),
     })
 }
 
@@ -836,13 +863,53 @@ pub fn compare_many_with(
     treatments: &[Arm],
     effort: Effort,
 ) -> Result<Vec<(Comparison, Powers)>, StatsError> {
+    compare_many_looked(outcomes, names, reference, treatments, effort, None)
+}
+
+/// [`compare_many_with`], under the looks of a sequential run when `looks` is given: the
+/// outcomes are those of its last look, and each earlier look sees the repeats it had.
+pub fn compare_many_looked(
+    outcomes: &[Outcome],
+    names: &[String],
+    reference: Arm,
+    treatments: &[Arm],
+    effort: Effort,
+    looks: Option<&sequential::Looks>,
+) -> Result<Vec<(Comparison, Powers)>, StatsError> {
     assert_eq!(names.len(), treatments.len(), "one name per treatment");
     let runs = index(outcomes)?;
+    // Earlier looks need only each row's per-sample differences.
+    let quick = Effort {
+        bootstrap_resamples: 1,
+        power: false,
+        ..effort
+    };
+    let earlier: Vec<(Vec<Outcome>, u32)> = looks
+        .map(|l| {
+            let last = l.at.last().copied().unwrap_or(0);
+            l.at.iter()
+                .filter(|&&r| r < last)
+                .map(|&r| {
+                    let seen = outcomes.iter().filter(|o| o.repeat < r).cloned().collect();
+                    (seen, r)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let earlier_runs = earlier
+        .iter()
+        .map(|(seen, _)| index(seen))
+        .collect::<Result<Vec<_>, _>>()?;
     let families = treatments.len().max(1);
     let mut out = Vec::new();
     for (name, &treatment) in names.iter().zip(treatments) {
         let raw = raw_comparison(&runs, name, reference, treatment, effort);
-        out.push(finish_comparison(raw, reference, families, effort));
+        let before: Vec<RawComparison> = earlier_runs
+            .iter()
+            .map(|runs| raw_comparison(runs, name, reference, treatment, quick))
+            .collect();
+        let design = looks.map(|l| (l, before));
+        out.push(finish_comparison(raw, design, reference, families, effort));
     }
     Ok(out)
 }
@@ -851,6 +918,7 @@ pub fn compare_many_with(
 /// verdict, then the total's word when its categories moved apart.
 fn finish_comparison(
     raw: RawComparison,
+    design: Option<(&sequential::Looks, Vec<RawComparison>)>,
     reference: Arm,
     families: usize,
     effort: Effort,
@@ -875,44 +943,74 @@ fn finish_comparison(
         .chain(held_categories)
         .chain(held_total)
         .collect();
+    let keys: Vec<(usize, &str)> = tested.iter().map(RawRow::key).collect();
     let samples: BTreeSet<&str> = tested
         .iter()
         .flat_map(|r| r.columns.iter().map(|(id, _)| id.as_str()))
         .collect();
     let column: BTreeMap<&str, usize> = samples.iter().enumerate().map(|(i, &s)| (s, i)).collect();
-    let matrix: Vec<Vec<f64>> = tested
-        .iter()
-        .map(|r| {
-            let mut row = vec![0.0; samples.len()];
-            for (id, d) in &r.columns {
-                row[column[id.as_str()]] = *d;
-            }
-            row
-        })
-        .collect();
+    // One row per tested row, in its order, one column per sample of the last look.
+    let matrix_of = |rows: &[&RawRow]| -> Vec<Vec<f64>> {
+        let by_key: BTreeMap<(usize, &str), &RawRow> = rows.iter().map(|r| (r.key(), *r)).collect();
+        keys.iter()
+            .map(|key| {
+                let mut row = vec![0.0; samples.len()];
+                for (id, d) in by_key.get(key).map_or(&[][..], |r| &r.columns[..]) {
+                    if let Some(&at) = column.get(id.as_str()) {
+                        row[at] = *d;
+                    }
+                }
+                row
+            })
+            .collect()
+    };
+    let matrix = matrix_of(&tested.iter().collect::<Vec<_>>());
     let family_level = ALPHA / families as f64;
-    let test = family::step_down_min_p(
-        &matrix,
-        effort.joint_flips,
-        family_level,
-        method::seed_for(&[&name, "family"]),
-    );
+    let seed = method::seed_for(&[&name, "family"]);
+    let test = family::step_down_min_p(&matrix, effort.joint_flips, family_level, seed);
+    // A sequential run calls a row when it crosses its look's boundary ([`sequential`]).
+    let called: Vec<bool> = match &design {
+        None => test
+            .adjusted
+            .iter()
+            .map(|&a| a * (families as f64) < ALPHA)
+            .collect(),
+        Some((looks, before)) => {
+            let mut matrices: Vec<Vec<Vec<f64>>> = before
+                .iter()
+                .map(|b| matrix_of(&b.tested().collect::<Vec<_>>()))
+                .collect();
+            matrices.push(matrix.clone());
+            let spent = looks.spent(family_level);
+            let spent = &spent[spent.len() - matrices.len().min(spent.len())..];
+            sequential::step_down(&matrices, spent, effort.joint_flips, seed).0
+        }
+    };
     let (critical, critical_still) = (test.critical, test.critical_for_a_still_row);
     let mut finished = tested
         .into_iter()
-        .zip(test.adjusted.iter().zip(&test.raw))
-        .map(|(raw, (&adjusted, &monte_carlo))| {
+        .zip(test.adjusted.iter().zip(&test.raw).zip(&called))
+        .map(|(raw, ((&adjusted, &monte_carlo), &called))| {
             let still = raw.columns.iter().all(|(_, d)| *d == 0.0);
             let level = if still { critical_still } else { critical };
             let p_adjusted = (adjusted * families as f64).min(1.0);
-            finish_row(
+            let mut finished = finish_row(
                 raw,
                 level,
                 family_level,
                 p_adjusted,
+                called,
                 monte_carlo,
                 effort.power,
-            )
+            );
+            if let Some((looks, _)) = &design {
+                finished.0.conditional_power = Some(if called {
+                    1.0
+                } else {
+                    row_conditional_power(&finished.0, looks, level)
+                });
+            }
+            finished
         });
     let category_results: Vec<(Row, RowPower)> = finished.by_ref().take(c).collect();
     let (mut total, total_power) = finished.next().expect("the total is tested");
@@ -939,6 +1037,10 @@ fn finish_comparison(
         total.verdict = Verdict::Mixed;
     }
     let (law_rows, law_powers): (Vec<Row>, Vec<RowPower>) = law_results.into_iter().unzip();
+    let open_rows = match design {
+        Some(_) => open_rows(&category_rows, &total, &law_rows),
+        None => Vec::new(),
+    };
     let comparison = Comparison {
         name,
         label: None,
@@ -948,6 +1050,7 @@ fn finish_comparison(
         total,
         laws: law_rows,
         law_failures,
+        open_rows,
     };
     let powers = Powers {
         categories: category_powers,
@@ -955,6 +1058,55 @@ fn finish_comparison(
         laws: law_powers,
     };
     (comparison, powers)
+}
+
+/// The chance a row not yet called is called by the last planned repeat, if its Δ so far is
+/// the truth, at the level it needs when it is the only effect.
+fn row_conditional_power(row: &Row, looks: &sequential::Looks, level: f64) -> f64 {
+    let Some(delta) = row.delta else { return 0.0 };
+    // No outcome of this many samples could reach the level, however many repeats follow.
+    if row.smallest_p > level {
+        return 0.0;
+    }
+    let now = looks.at.last().copied().unwrap_or(0);
+    // One repeat cannot measure the repeat-to-repeat noise (a variance floor stands in for it).
+    if now <= 1 {
+        return 1.0;
+    }
+    sequential::conditional_power(
+        sequential::RowSoFar {
+            delta,
+            samples: row.samples,
+            between_samples: row.between_samples.unwrap_or(0.0),
+            between_repeats: row.between_repeats,
+        },
+        now,
+        looks.planned,
+        level,
+    )
+}
+
+/// The rows of a comparison that keep a sequential run going: neither called nor settled. A
+/// category or the total is settled when either outcome is called, or both are unlikely to be.
+fn open_rows(categories: &[Row], total: &Row, laws: &[Row]) -> Vec<String> {
+    let likely = |p: Option<f64>| p.is_some_and(|p| p >= sequential::FUTILITY);
+    let called = |v: Verdict| matches!(v, Verdict::Better | Verdict::Worse | Verdict::Mixed);
+    let mut open = Vec::new();
+    for row in categories.iter().chain([total]) {
+        let held_likely = row
+            .held
+            .as_ref()
+            .is_some_and(|h| likely(h.conditional_power));
+        if !called(row.verdict) && (likely(row.conditional_power) || held_likely) {
+            open.push(row.name.clone());
+        }
+    }
+    for law in laws {
+        if !called(law.verdict) && likely(law.conditional_power) {
+            open.push(law.name.clone());
+        }
+    }
+    open
 }
 
 /// Gives a pass-rate row its laws-held companion and the verdict both make together: a change
@@ -975,6 +1127,7 @@ fn attach_held(row: &mut Row, held: &Row) {
         p_value: held.p_value,
         p_adjusted: held.p_adjusted,
         verdict: held_verdict,
+        conditional_power: held.conditional_power,
     });
     row.verdict = match (row.verdict, held_verdict) {
         (Verdict::Better, Verdict::Worse) | (Verdict::Worse, Verdict::Better) => Verdict::Mixed,
@@ -1070,14 +1223,17 @@ fn raw_comparison(
             effort,
         ));
         if graded {
-            held_categories.push(raw_row(
-                &held_name,
-                category,
-                (reference, treatment),
-                &input,
-                Measure::LawsHeld,
-                effort,
-            ));
+            held_categories.push(
+                raw_row(
+                    &held_name,
+                    category,
+                    (reference, treatment),
+                    &input,
+                    Measure::LawsHeld,
+                    effort,
+                )
+                .in_group(3),
+            );
         }
     }
 
@@ -1091,7 +1247,8 @@ fn raw_comparison(
         &total_input,
         Measure::Pass,
         effort,
-    );
+    )
+    .in_group(1);
     let held_total = graded.then(|| {
         raw_row(
             &held_name,
@@ -1101,6 +1258,7 @@ fn raw_comparison(
             Measure::LawsHeld,
             effort,
         )
+        .in_group(4)
     });
 
     let law_names: BTreeSet<&str> = samples
@@ -1132,6 +1290,7 @@ fn raw_comparison(
                 Measure::Law(law),
                 effort,
             )
+            .in_group(2)
         })
         .collect();
 
@@ -1147,6 +1306,18 @@ fn raw_comparison(
     }
 }
 
+impl RawComparison {
+    /// Every row its family tests, in the family's order.
+    fn tested(&self) -> impl Iterator<Item = &RawRow> {
+        self.categories
+            .iter()
+            .chain([&self.total])
+            .chain(&self.laws)
+            .chain(&self.held_categories)
+            .chain(&self.held_total)
+    }
+}
+
 /// A row before its family is known, with what its power simulation needs.
 struct RawRow {
     row: Row,
@@ -1157,6 +1328,20 @@ struct RawRow {
     /// The outcome is pass or fail (a graded row has no power model).
     binary: bool,
     seed: u64,
+    /// Which of the family's groups the row is in: categories, total, laws, then both again on
+    /// the share of laws held (a category's two rows share its name).
+    group: usize,
+}
+
+impl RawRow {
+    fn key(&self) -> (usize, &str) {
+        (self.group, &self.row.name)
+    }
+
+    fn in_group(mut self, group: usize) -> RawRow {
+        self.group = group;
+        self
+    }
 }
 
 /// What a row measures of each run.
@@ -1361,6 +1546,7 @@ fn raw_row(
         between_repeats,
         repeats_for_target: RepeatsNeeded::Unknown,
         verdict: Verdict::NoData,
+        conditional_power: None,
         gapped_pairs: input.gapped_pairs,
         unpaired_runs: input.unpaired_runs,
     };
@@ -1370,6 +1556,7 @@ fn raw_row(
         columns,
         binary,
         seed: method::seed_for(&[comparison, name, "power"]),
+        group: 0,
     }
 }
 
@@ -1377,11 +1564,13 @@ fn raw_row(
 /// is its family's only change (the level its MDE is computed at), `family_level` the
 /// family's error rate, `p_adjusted` the row's adjusted p, `monte_carlo` its raw p over the
 /// family's flips (the p a graded row reports).
+#[allow(clippy::too_many_arguments)]
 fn finish_row(
     raw: RawRow,
     critical: f64,
     family_level: f64,
     p_adjusted: f64,
+    called: bool,
     monte_carlo: f64,
     with_power: bool,
 ) -> (Row, RowPower) {
@@ -1472,7 +1661,7 @@ fn finish_row(
         }
         _ => RepeatsNeeded::Unknown,
     };
-    let significant = p_adjusted < ALPHA;
+    let significant = called;
     row.verdict = match row.interval {
         Some(i) if significant && i.low > 0.0 => Verdict::Better,
         Some(i) if significant && i.high < 0.0 => Verdict::Worse,
