@@ -13,25 +13,11 @@
 
 use std::collections::BTreeMap;
 
+mod simulated;
+
+use simulated::{simulated_run, Shape, CATEGORIES, SHAPES};
 use skilleval::eval::stats::method::{holm, sign_flip_p, Rng};
 use skilleval::eval::stats::{summarize_with, Arm, Effort, Outcome, Row, Summary, Verdict};
-
-const CATEGORIES: [(&str, usize); 4] = [
-    ("plain_city", 15),
-    ("city_country", 15),
-    ("city_us_state", 14),
-    ("not_weather", 14),
-];
-const REPEATS: u32 = 3;
-const LAWS: [&str; 5] = [
-    "calls-tool",
-    "passes-place",
-    "names-place",
-    "reports-result",
-    "no-invention",
-];
-/// The mean chance each law holds on a sample of the baseline.
-const LAW_MEANS: [f64; 5] = [0.93, 0.5, 0.6, 0.6, 0.9];
 
 /// Effort for simulations: 2,000 bootstrap resamples and joint flips (a report uses 50,000 and
 /// 10,000), no MDE.
@@ -46,196 +32,6 @@ fn runs_per_shape() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(60)
-}
-
-/// A probability near `mean`, with the spread of real samples: some sure, some in between.
-fn near(rng: &mut Rng, mean: f64) -> f64 {
-    let u = rng.unit();
-    if u < 0.5 {
-        mean
-    } else if u < 0.75 {
-        (mean + (1.0 - mean) * rng.unit()).min(1.0)
-    } else {
-        mean * rng.unit()
-    }
-}
-
-/// Per sample: the chance each law holds.
-type Sample = [f64; 5];
-
-/// What a shape does to a variant: the probabilities of a sample of a category.
-type Plant = fn(category: usize, sample: usize, probabilities: &mut Sample);
-
-struct Shape {
-    name: &'static str,
-    plant: Plant,
-    /// Rows (a category, `total`, or a law) that the plant moves, and the direction.
-    truth: &'static [(&'static str, Verdict)],
-}
-
-fn no_effect(_: usize, _: usize, _: &mut Sample) {}
-
-/// The examples answer from memory: no call, nothing reported, in every weather category.
-fn tool_free(category: usize, _: usize, p: &mut Sample) {
-    if category < 3 {
-        p[0] = 0.0;
-        p[1] = 0.0;
-        p[3] = 0.0;
-    }
-}
-
-/// The examples drop the place from the answer: `names-place` almost never holds.
-fn drops_place(_: usize, _: usize, p: &mut Sample) {
-    p[2] = 0.04;
-}
-
-/// An even rise of one law in one category: every sample's chance of reporting the result
-/// rises by a quarter (clipped).
-fn even_rise(category: usize, _: usize, p: &mut Sample) {
-    if category == 0 {
-        p[3] = (p[3] + 0.25).min(1.0);
-    }
-}
-
-/// An even rise everywhere: every sample of every category reports the result a third more
-/// often (clipped).
-fn even_rise_everywhere(_: usize, _: usize, p: &mut Sample) {
-    p[3] = (p[3] + 0.35).min(1.0);
-}
-
-/// Concentrated: five prompts of one category are fixed outright; the rest are untouched.
-fn few_fixed(category: usize, sample: usize, p: &mut Sample) {
-    if category == 1 && sample < 5 {
-        *p = [1.0; 5];
-    }
-}
-
-/// A drop near a low baseline: one category stops passing the place as written.
-fn low_baseline_drop(category: usize, _: usize, p: &mut Sample) {
-    if category == 2 {
-        p[1] = 0.0;
-    }
-}
-
-const SHAPES: [Shape; 7] = [
-    Shape {
-        name: "no effect",
-        plant: no_effect,
-        truth: &[],
-    },
-    Shape {
-        name: "tool-free (3 categories lose 3 laws)",
-        plant: tool_free,
-        truth: &[
-            ("plain_city", Verdict::Worse),
-            ("city_country", Verdict::Worse),
-            ("city_us_state", Verdict::Worse),
-            ("calls-tool", Verdict::Worse),
-            ("passes-place", Verdict::Worse),
-            ("reports-result", Verdict::Worse),
-            ("total", Verdict::Worse),
-        ],
-    },
-    Shape {
-        name: "drops the place (one law everywhere)",
-        plant: drops_place,
-        truth: &[
-            ("plain_city", Verdict::Worse),
-            ("city_country", Verdict::Worse),
-            ("city_us_state", Verdict::Worse),
-            ("not_weather", Verdict::Worse),
-            ("names-place", Verdict::Worse),
-            ("total", Verdict::Worse),
-        ],
-    },
-    Shape {
-        name: "even rise (+25 pp on one law, one category)",
-        plant: even_rise,
-        truth: &[
-            ("plain_city", Verdict::Better),
-            ("reports-result", Verdict::Better),
-            ("total", Verdict::Better),
-        ],
-    },
-    Shape {
-        name: "even rise everywhere (+35 pp on one law)",
-        plant: even_rise_everywhere,
-        truth: &[
-            ("plain_city", Verdict::Better),
-            ("city_country", Verdict::Better),
-            ("city_us_state", Verdict::Better),
-            ("not_weather", Verdict::Better),
-            ("reports-result", Verdict::Better),
-            ("total", Verdict::Better),
-        ],
-    },
-    Shape {
-        name: "concentrated (5 prompts of one category fixed)",
-        plant: few_fixed,
-        truth: &[
-            ("city_country", Verdict::Better),
-            ("calls-tool", Verdict::Better),
-            ("passes-place", Verdict::Better),
-            ("names-place", Verdict::Better),
-            ("reports-result", Verdict::Better),
-            ("no-invention", Verdict::Better),
-            ("total", Verdict::Better),
-        ],
-    },
-    Shape {
-        name: "drop near a low baseline (one category, one law)",
-        plant: low_baseline_drop,
-        truth: &[
-            ("city_us_state", Verdict::Worse),
-            ("passes-place", Verdict::Worse),
-            ("total", Verdict::Worse),
-        ],
-    },
-];
-
-/// One run: the baseline and four variants, the first carrying the shape, the other three
-/// none (as in a run of several wordings where most do nothing).
-fn simulated_run(rng: &mut Rng, plant: Plant) -> Vec<Outcome> {
-    let mut outcomes = Vec::new();
-    for (c, &(category, size)) in CATEGORIES.iter().enumerate() {
-        for s in 0..size {
-            let mut baseline: Sample = [0.0; 5];
-            for (slot, mean) in baseline.iter_mut().zip(LAW_MEANS) {
-                *slot = near(rng, mean);
-            }
-            let mut planted = baseline;
-            plant(c, s, &mut planted);
-            for repeat in 0..REPEATS {
-                let arms = [
-                    (Arm::Baseline, baseline),
-                    (Arm::variant(0), planted),
-                    (Arm::variant(1), baseline),
-                    (Arm::variant(2), baseline),
-                    (Arm::variant(3), baseline),
-                ];
-                for (arm, probabilities) in arms {
-                    let failed: Vec<String> = LAWS
-                        .iter()
-                        .zip(probabilities)
-                        .filter(|&(_, p)| rng.unit() >= p)
-                        .map(|(law, _)| law.to_string())
-                        .collect();
-                    outcomes.push(Outcome {
-                        sample_id: format!("{category}-{s}"),
-                        category: category.to_string(),
-                        arm,
-                        repeat,
-                        passed: failed.is_empty(),
-                        failed_laws: failed,
-                        applied_laws: LAWS.iter().map(|l| l.to_string()).collect(),
-                        gapped: false,
-                        errored: false,
-                    });
-                }
-            }
-        }
-    }
-    outcomes
 }
 
 /// Every row of a wording comparison with its name.
@@ -327,7 +123,7 @@ fn tally(shape: &Shape, count: usize, seed: u64) -> Tally {
         ..Tally::default()
     };
     for _ in 0..count {
-        let outcomes = simulated_run(&mut rng, shape.plant);
+        let outcomes = simulated_run(&mut rng, shape.plant, 3, 3);
         let summary = summarize_with(&outcomes, EFFORT).unwrap();
         tally.runs += 1;
         let mut false_verdict = false;
