@@ -43,9 +43,17 @@ pub struct RunArgs {
     /// Another corpus of the same shape
     #[arg(long)]
     pub corpus: Option<PathBuf>,
-    /// Times each sample runs in each arm, each with its own recorded seed
+    /// Times each sample runs in each arm, each with its own recorded seed (with --sequential,
+    /// the most)
     #[arg(long, default_value_t = 3)]
     pub repeats: u32,
+    /// Run in waves of one repeat each and stop once every row is called or cannot be by the
+    /// last repeat; verdicts keep the one 5% error budget however often the run looks
+    #[arg(long, conflicts_with = "shard")]
+    pub sequential: bool,
+    /// With --sequential: start no wave that would end after this much time (90s, 10m, 1h)
+    #[arg(long, value_name = "DURATION", requires = "sequential", value_parser = crate::eval::waves::parse_budget)]
+    pub budget: Option<std::time::Duration>,
     /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
@@ -142,6 +150,10 @@ impl RunArgs {
         opts.control = !self.no_control;
         opts.parallel = self.parallel.resolve();
         opts.shard = self.shard;
+        opts.sequential = self.sequential.then_some(crate::eval::waves::Sequential {
+            spending: stats::sequential::Spending::DEFAULT,
+            budget: self.budget,
+        });
         opts.baseline_source = match (self.baseline_from, self.no_cache) {
             (Some(run), _) => BaselineSource::Run(run),
             (None, true) => BaselineSource::Off,

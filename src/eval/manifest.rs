@@ -76,6 +76,9 @@ pub struct Manifest {
     /// Set in a folder `skilleval report --rejudge` wrote: the run whose transcripts it judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejudged: Option<super::rejudge::Rejudged>,
+    /// A sequential run's plan and looks ([`super::waves`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<super::waves::SequentialRecord>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -257,6 +260,10 @@ impl Manifest {
             ),
             ("parallel", self.parallel == earlier.parallel),
             ("shard", self.shard == earlier.shard),
+            (
+                "sequential",
+                self.sequential.is_some() == earlier.sequential.is_some(),
+            ),
             ("control", self.control == earlier.control),
             (
                 "control_removes",
@@ -320,6 +327,21 @@ pub fn write_or_check(path: &Path, manifest: &Manifest, resume: bool) -> anyhow:
         );
     }
     Ok(())
+}
+
+/// Writes a sequential run's looks into the manifest at `path`, leaving the rest as the run
+/// began it (a resumed run keeps its first manifest). Written beside and renamed over, so that
+/// an interrupted write leaves the last whole one.
+pub fn record_looks(path: &Path, record: &super::waves::SequentialRecord) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    let mut manifest: Manifest = serde_json::from_str(&text)
+        .map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))?;
+    manifest.sequential = Some(record.clone());
+    let partial = path.with_extension("json.partial");
+    std::fs::write(&partial, serde_json::to_string_pretty(&manifest)? + "\n")
+        .and_then(|()| std::fs::rename(&partial, path))
+        .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {

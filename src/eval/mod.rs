@@ -19,3 +19,4 @@ pub mod runner;
 pub mod shard;
 pub mod stamp;
 pub mod stats;
+pub mod waves;

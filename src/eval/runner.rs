@@ -20,6 +20,7 @@ use super::report;
 use super::reuse::{self, BaselineSource};
 use super::shard::{Shard, ShardRecord};
 use super::stats::{self, Arm, Summary};
+use super::waves::{self, Sequential, SequentialRecord, Stop};
 use crate::exec::profile::Profile;
 use crate::exec::progress::Progress;
 use crate::exec::run_id::{new_run_id, unused_run_id};
@@ -59,6 +60,8 @@ pub struct RunOptions {
     /// Where the baseline may come from: an earlier run with the same inputs, or run anew
     /// (the default here; the CLI looks in its cache of earlier runs).
     pub baseline_source: BaselineSource,
+    /// Run in waves and stop when the verdicts are known ([`waves`]); `repeats` is the most.
+    pub sequential: Option<Sequential>,
 }
 
 impl RunOptions {
@@ -85,6 +88,7 @@ impl RunOptions {
             control: true,
             shard: None,
             baseline_source: BaselineSource::Off,
+            sequential: None,
         }
     }
 }
@@ -623,14 +627,22 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
     let mut profile = Profile::new(run.opts.parallel.max(1));
     profile.model_load_secs = manifest.backend.load_secs;
     let started = Instant::now();
-    execute(
-        backend,
-        run,
-        &units,
-        &mut journal,
-        &mut profile,
-        &mut entries,
-    )?;
+    match &mut manifest.sequential {
+        None => execute(
+            backend,
+            run,
+            &units,
+            &mut journal,
+            &mut profile,
+            &mut entries,
+        )?,
+        Some(record) => {
+            let mut record = record.clone();
+            let sinks = (&mut journal, &mut profile, &mut entries);
+            execute_in_waves(backend, run, &folder.dir, &manifest, &mut record, sinks)?;
+            manifest.sequential = Some(record);
+        }
+    }
     let wall = started.elapsed().as_secs_f64();
     profile.finish(wall);
     if let Some(stats) = backend.engine_stats() {
@@ -782,6 +794,9 @@ fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Resu
         baseline_from: None,
         baseline_rejudged: 0,
         rejudged: None,
+        sequential: opts
+            .sequential
+            .map(|s| SequentialRecord::new(opts.repeats, s)),
     })
 }
 
@@ -852,6 +867,83 @@ fn execute(
     outcome?;
     progress.finish();
     Ok(())
+}
+
+/// A sequential run: each wave's units, then a look that decides whether the next one runs;
+/// every look is written into the manifest as it is taken.
+fn execute_in_waves(
+    backend: &mut dyn Backend,
+    run: &Prepared,
+    dir: &Path,
+    manifest: &Manifest,
+    record: &mut SequentialRecord,
+    (journal, profile, entries): (&mut Journal, &mut Profile, &mut Vec<JournalEntry>),
+) -> anyhow::Result<()> {
+    let planned = run.opts.repeats;
+    let budget = run.opts.sequential.and_then(|s| s.budget);
+    let started = Instant::now();
+    record.looks.clear();
+    record.stopped = None;
+    for wave in 0..planned {
+        let wave_started = Instant::now();
+        let units: Vec<Unit> = plan_units(run, entries)
+            .into_iter()
+            .filter(|u| u.repeat <= wave)
+            .collect();
+        execute(backend, run, &units, journal, profile, entries)?;
+        let repeats = wave + 1;
+        let mut looking = manifest.clone();
+        looking.sequential = Some(record.clone());
+        let open_rows = waves::open_rows(&looking, &selected(run, entries), repeats)?;
+        let units_seen = entries.iter().filter(|e| e.repeat < repeats).count();
+        // Waves already journaled (a resume) take no time and say nothing of the next one.
+        let wave_secs = if units.is_empty() {
+            0.0
+        } else {
+            wave_started.elapsed().as_secs_f64()
+        };
+        let passes_budget =
+            budget.is_some_and(|b| started.elapsed().as_secs_f64() + wave_secs > b.as_secs_f64());
+        record.stopped = if open_rows.is_empty() {
+            Some(Stop::Settled)
+        } else if repeats == planned {
+            Some(Stop::Planned)
+        } else if passes_budget {
+            Some(Stop::Budget)
+        } else {
+            None
+        };
+        if run.opts.progress {
+            eprintln!(
+                "look {repeats}/{planned} ({units_seen} units): {}",
+                match open_rows.len() {
+                    0 => "every row called or settled".to_string(),
+                    n => format!("{n} rows open ({})", open_rows.join(", ")),
+                }
+            );
+        }
+        record.looks.push(waves::Look {
+            repeats,
+            units: units_seen,
+            open_rows,
+        });
+        manifest::record_looks(&dir.join("manifest.json"), record)?;
+        if record.stopped.is_some() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The entries of the selected samples and arms (a resumed journal may hold others).
+fn selected(run: &Prepared, entries: &[JournalEntry]) -> Vec<JournalEntry> {
+    let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
+    let run_arms = plan::arms_with_variants(run.opts.control, run.arms.variant_count());
+    entries
+        .iter()
+        .filter(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm))
+        .cloned()
+        .collect()
 }
 
 /// The summary of the selected samples and arms, written with the reports beside the journal.

@@ -128,7 +128,22 @@ fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, Strin
 /// A run's comparisons from its journal entries, each variant named as its manifest names it:
 /// the one computation behind `run`, `merge` and `report`.
 pub fn summary(manifest: &Manifest, entries: &[JournalEntry]) -> Result<Summary, StatsError> {
-    let mut summary = stats::summarize(&journal::outcomes(entries))?;
+    summary_at(manifest, entries, stats::Effort::REPORT)
+}
+
+/// [`summary`] at another effort. A sequential run is summarized at its last look, with the
+/// looks before it, from the repeats that look had seen.
+pub fn summary_at(
+    manifest: &Manifest,
+    entries: &[JournalEntry],
+    effort: stats::Effort,
+) -> Result<Summary, StatsError> {
+    let mut outcomes = journal::outcomes(entries);
+    let looks = manifest.sequential.as_ref().and_then(|s| s.looks());
+    if let Some(last) = looks.as_ref().and_then(|l| l.at.last().copied()) {
+        outcomes.retain(|o| o.repeat < last);
+    }
+    let mut summary = stats::summarize_looked(&outcomes, effort, looks.as_ref())?;
     summary.label_variants(&manifest.variant_labels());
     summary.label_control(manifest.control_removes.name());
     Ok(summary)
@@ -183,6 +198,11 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
         .as_ref()
         .map(|s| format!(" · shard {} (only its samples)", s.shard()))
         .unwrap_or_default()
+        + &manifest
+            .sequential
+            .as_ref()
+            .map(|s| format!(" · {}", s.describe()))
+            .unwrap_or_default()
         + &manifest
             .baseline_from
             .as_ref()
