@@ -14,46 +14,8 @@ use std::path::{Path, PathBuf};
 use regex::Regex;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
-use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
-use skilleval::harness::template::Family;
 
-use runner_support::{mini_pack_dir, StationReplies};
-
-/// A model that answers from the prompt alone and serves any number of callers: it asks for
-/// the station the user named, then repeats the reading the tool returned.
-#[derive(Clone)]
-struct Stations {
-    replies: StationReplies,
-}
-
-impl Stations {
-    fn new(pack: &Pack) -> Self {
-        Stations {
-            replies: StationReplies::new(pack),
-        }
-    }
-}
-
-impl Backend for Stations {
-    fn family(&self) -> Family {
-        Family::Gemma
-    }
-
-    fn info(&self) -> BackendInfo {
-        BackendInfo {
-            name: "stations".into(),
-            ..Default::default()
-        }
-    }
-
-    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
-        Ok(self.replies.generation(request))
-    }
-
-    fn fork(&self) -> Option<Box<dyn Backend + Send>> {
-        Some(Box::new(self.clone()))
-    }
-}
+use runner_support::{mini_pack_dir, Stations};
 
 /// The journal of a run of the mini pack with its variant, the control arm and two repeats.
 fn journal(parallel: usize, output: &Path) -> String {

@@ -119,6 +119,42 @@ impl StationReplies {
     }
 }
 
+/// A model that answers from the prompt alone and serves any number of callers: it asks for
+/// the station the user named, then repeats the reading the tool returned.
+#[derive(Clone)]
+pub struct Stations {
+    replies: StationReplies,
+}
+
+impl Stations {
+    pub fn new(pack: &Pack) -> Self {
+        Stations {
+            replies: StationReplies::new(pack),
+        }
+    }
+}
+
+impl skilleval::harness::backend::Backend for Stations {
+    fn family(&self) -> skilleval::harness::template::Family {
+        skilleval::harness::template::Family::Gemma
+    }
+
+    fn info(&self) -> skilleval::harness::backend::BackendInfo {
+        skilleval::harness::backend::BackendInfo {
+            name: "stations".into(),
+            ..Default::default()
+        }
+    }
+
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        Ok(self.replies.generation(request))
+    }
+
+    fn fork(&self) -> Option<Box<dyn skilleval::harness::backend::Backend + Send>> {
+        Some(Box::new(self.clone()))
+    }
+}
+
 /// The scripted backend's replies for a whole run with the control arm (the default). The
 /// runner asks in plan order (repeat, then arm, then sample) and each unit takes as many
 /// replies as it has rounds, so the script is written by walking the same plan. `skip` leaves
