@@ -422,15 +422,7 @@ fn compile(check: &Check) -> Result<CompiledCheck, String> {
             followed_by,
             allow_rounding,
         } => {
-            match followed_by {
-                Some(units) if units.is_empty() => {
-                    return Err("`followed_by` is empty; omit it to check every number".into())
-                }
-                Some(units) if units.iter().any(|u| u.trim().is_empty()) => {
-                    return Err("`followed_by` holds an empty unit".into())
-                }
-                _ => {}
-            }
+            validate_followed_by(followed_by)?;
             CompiledCheck::NoUnsupportedNumbers {
                 followed_by: followed_by.clone(),
                 allow_rounding: *allow_rounding,
@@ -460,28 +452,18 @@ fn compile(check: &Check) -> Result<CompiledCheck, String> {
             lines_field,
             allow_rounding,
         } => {
-            let results = counted_results(tool, success_pattern)?;
-            let unless = compile_unless(unless)?;
-            let facts = facts
-                .iter()
-                .enumerate()
-                .map(|(i, fact)| compile_pattern(&format!("facts[{i}]"), fact, 1, Vacuous::Nothing))
-                .collect::<Result<_, _>>()?;
-            let weak_words: Vec<String> = weak_words.iter().map(|w| fold_text(w)).collect();
-            if weak_words.iter().any(String::is_empty) {
-                return Err("`weak_words` holds an empty word".into());
-            }
+            let report = ReportsResult {
+                results: counted_results(tool, success_pattern)?,
+                unless: compile_unless(unless)?,
+                facts: compile_facts(facts)?,
+                weak_words: fold_weak_words(weak_words)?,
+                lines_field: lines_field.clone(),
+                allow_rounding: *allow_rounding,
+            };
             if let Some(field) = lines_field {
                 non_empty("lines_field", field)?;
             }
-            CompiledCheck::ReplyReportsResult(ReportsResult {
-                results,
-                unless,
-                facts,
-                weak_words,
-                lines_field: lines_field.clone(),
-                allow_rounding: *allow_rounding,
-            })
+            CompiledCheck::ReplyReportsResult(report)
         }
         Check::StopReasonIs { reason } => {
             if !STOP_REASON_NAMES.contains(&reason.as_str()) {
@@ -504,6 +486,35 @@ fn validate_count_bounds(min: Option<u32>, max: Option<u32>) -> Result<(), Strin
         (Some(min), Some(max)) if min > max => Err(format!("min {min} exceeds max {max}")),
         _ => Ok(()),
     }
+}
+
+fn validate_followed_by(units: &Option<Vec<String>>) -> Result<(), String> {
+    match units {
+        Some(units) if units.is_empty() => {
+            Err("`followed_by` is empty; omit it to check every number".into())
+        }
+        Some(units) if units.iter().any(|u| u.trim().is_empty()) => {
+            Err("`followed_by` holds an empty unit".into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Each fact captures its phrase in group 1; it may match anywhere, but must match something.
+fn compile_facts(facts: &[String]) -> Result<Vec<Regex>, String> {
+    facts
+        .iter()
+        .enumerate()
+        .map(|(i, fact)| compile_pattern(&format!("facts[{i}]"), fact, 1, Vacuous::Nothing))
+        .collect()
+}
+
+fn fold_weak_words(weak_words: &[String]) -> Result<Vec<String>, String> {
+    let folded: Vec<String> = weak_words.iter().map(|w| fold_text(w)).collect();
+    if folded.iter().any(String::is_empty) {
+        return Err("`weak_words` holds an empty word".into());
+    }
+    Ok(folded)
 }
 
 fn tool_argument(
