@@ -497,7 +497,7 @@ fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Re
     }];
     // Every argument the `argument_equals_field` laws ask of the first such law's tool, so that
     // a tool keyed by several arguments (base and quote) gets them all in one call.
-    let asked_of = |law: &&Law| match &law.check {
+    let asked_of = |law: &&Law| match law.check() {
         Check::ArgumentEqualsField {
             tool,
             argument,
@@ -525,7 +525,7 @@ fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Re
     let asked = values.join(" ");
     let named = applicable
         .iter()
-        .find_map(|law| match &law.check {
+        .find_map(|law| match law.check() {
             Check::ReplyContains {
                 field: Some(field), ..
             } => text_of(field),

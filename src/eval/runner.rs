@@ -458,7 +458,7 @@ pub fn check_fits_context(
 /// naming the schema's parameters.
 fn check_law_arguments(pack: &Pack, registry: &Registry) -> anyhow::Result<()> {
     for law in &pack.laws {
-        let Some((tool, argument)) = law.check.argument() else {
+        let Some((tool, argument)) = law.check().argument() else {
             continue;
         };
         let Some(properties) = registry

@@ -1,17 +1,20 @@
 //! What a law is: its scope, its kind and the kind's keys, read from `pack.toml`, and the
-//! checks that refuse a law that could never fail or never pass.
-
-use std::collections::HashSet;
+//! checks that refuse a law that could never fail or never pass. Parsing runs them and compiles
+//! the law's check into the `CompiledCheck` the judge runs, so every `Law` is valid and its
+//! patterns are compiled once.
 
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::compiled::{
+    CompiledCheck, CountedResults, Needle, ReportsResult, ResultValue, ToolArgument,
+};
 use super::pattern::{self, Reach};
 use super::text::fold_text;
 
 /// One named expectation, with the samples it applies to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "Map<String, Value>")]
 pub struct Law {
     pub name: String,
@@ -23,8 +26,33 @@ pub struct Law {
     /// The law applies only to samples where this field is present and not null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_field: Option<String>,
+    /// As written; private so that it cannot drift from `compiled`.
     #[serde(flatten)]
-    pub check: Check,
+    check: Check,
+    #[serde(skip)]
+    compiled: CompiledCheck,
+}
+
+impl Law {
+    /// The check as the pack writes it.
+    pub fn check(&self) -> &Check {
+        &self.check
+    }
+
+    pub(super) fn compiled(&self) -> &CompiledCheck {
+        &self.compiled
+    }
+}
+
+/// `compiled` follows from `check`, so it takes no part.
+impl PartialEq for Law {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.categories == other.categories
+            && self.except_categories == other.except_categories
+            && self.when_field == other.when_field
+            && self.check == other.check
+    }
 }
 
 /// Which calls to the named tool an argument law inspects.
@@ -162,7 +190,8 @@ pub enum Check {
 impl TryFrom<Map<String, Value>> for Law {
     type Error = String;
 
-    /// Scope keys are taken out here so that the kind's own keys can be checked strictly.
+    /// Scope keys are taken out here so that the kind's own keys can be checked strictly. A
+    /// law that could never fail or never pass is refused, its message naming the law.
     fn try_from(mut table: Map<String, Value>) -> Result<Self, Self::Error> {
         let name = match table.remove("name") {
             Some(Value::String(name)) => name,
@@ -170,18 +199,18 @@ impl TryFrom<Map<String, Value>> for Law {
             None => return Err("law without a `name`".to_string()),
         };
         let in_law = |e: serde_json::Error| format!("law `{name}`: {e}");
-        let categories = table
+        let categories: Option<Vec<String>> = table
             .remove("categories")
             .map(serde_json::from_value)
             .transpose()
             .map_err(in_law)?;
-        let except_categories = table
+        let except_categories: Vec<String> = table
             .remove("except_categories")
             .map(serde_json::from_value)
             .transpose()
             .map_err(in_law)?
             .unwrap_or_default();
-        let when_field = table
+        let when_field: Option<String> = table
             .remove("when_field")
             .map(serde_json::from_value)
             .transpose()
@@ -206,12 +235,21 @@ impl TryFrom<Map<String, Value>> for Law {
                 in_law(e)
             }
         })?;
+        let compiled = validate_scope(
+            &name,
+            categories.as_deref(),
+            &except_categories,
+            when_field.as_deref(),
+        )
+        .and_then(|()| compile(&check))
+        .map_err(|problem| format!("law `{name}`: {problem}"))?;
         Ok(Law {
             name,
             categories,
             except_categories,
             when_field,
             check,
+            compiled,
         })
     }
 }
@@ -272,157 +310,139 @@ impl Check {
 
 const STOP_REASON_NAMES: [&str; 4] = ["answered", "round_budget", "token_budget", "error"];
 
-/// Refuses laws that cannot fail (or cannot pass), and duplicate names.
-/// Every problem found is listed, one per line, each naming its law.
-pub fn validate(laws: &[Law]) -> Result<(), String> {
-    let mut problems = Vec::new();
-    let mut seen = HashSet::new();
-    for law in laws {
-        if !seen.insert(law.name.as_str()) {
-            problems.push(format!("law `{}`: duplicate name", law.name));
-        }
-        if let Err(problem) = validate_one(law) {
-            problems.push(problem);
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems.join("\n"))
-    }
-}
-
-/// Checks one law on its own (not against the others); the message names the law.
-pub fn validate_one(law: &Law) -> Result<(), String> {
-    validate_law(law).map_err(|problem| format!("law `{}`: {problem}", law.name))
-}
-
-fn validate_law(law: &Law) -> Result<(), String> {
-    if law.name.trim().is_empty() {
+fn validate_scope(
+    name: &str,
+    categories: Option<&[String]>,
+    except_categories: &[String],
+    when_field: Option<&str>,
+) -> Result<(), String> {
+    if name.trim().is_empty() {
         return Err("empty name".into());
     }
-    if let Some(categories) = &law.categories {
+    if let Some(categories) = categories {
         if categories.is_empty() {
             return Err("`categories` is empty, so the law applies nowhere".into());
         }
-        if categories.iter().all(|c| law.except_categories.contains(c)) {
+        if categories.iter().all(|c| except_categories.contains(c)) {
             return Err("every category in `categories` is also excepted".into());
         }
     }
-    if law
-        .when_field
-        .as_deref()
-        .is_some_and(|f| f.trim().is_empty())
-    {
+    if when_field.is_some_and(|f| f.trim().is_empty()) {
         return Err("empty `when_field`".into());
     }
-    match &law.check {
-        Check::ToolCalled { tool } => non_empty("tool", tool),
-        Check::ToolNotCalled { tool } => optional_tool(tool),
+    Ok(())
+}
+
+/// Refuses a check that cannot fail (or cannot pass), else compiles it.
+fn compile(check: &Check) -> Result<CompiledCheck, String> {
+    Ok(match check {
+        Check::ToolCalled { tool } => {
+            non_empty("tool", tool)?;
+            CompiledCheck::ToolCalled { tool: tool.clone() }
+        }
+        Check::ToolNotCalled { tool } => {
+            optional_tool(tool)?;
+            CompiledCheck::ToolNotCalled { tool: tool.clone() }
+        }
         Check::CallCount { tool, min, max } => {
             optional_tool(tool)?;
-            // A `max` of u32::MAX bounds nothing: no run makes that many calls.
-            let max = max.filter(|&max| max < u32::MAX);
-            let min = *min;
-            match (min, max) {
-                (None | Some(0), None) => {
-                    Err("no `max` and no `min` above 0: any count passes".into())
-                }
-                (Some(min), Some(max)) if min > max => Err(format!("min {min} exceeds max {max}")),
-                _ => Ok(()),
+            validate_count_bounds(*min, *max)?;
+            CompiledCheck::CallCount {
+                tool: tool.clone(),
+                min: *min,
+                max: *max,
             }
         }
         Check::ArgumentEqualsField {
             tool,
             argument,
             field,
-            ..
+            fold,
+            calls,
         } => {
-            non_empty("tool", tool)?;
-            non_empty("argument", argument)?;
-            non_empty("field", field)
+            let argument = tool_argument(tool, argument, *calls)?;
+            non_empty("field", field)?;
+            CompiledCheck::ArgumentEqualsField {
+                argument,
+                field: field.clone(),
+                fold: *fold,
+            }
         }
         Check::ArgumentEquals {
             tool,
             argument,
             value,
-            ..
+            fold,
+            calls,
         } => {
-            non_empty("tool", tool)?;
-            non_empty("argument", argument)?;
+            let argument = tool_argument(tool, argument, *calls)?;
             if value.is_null() {
                 return Err("`value` is null".into());
             }
-            Ok(())
+            CompiledCheck::ArgumentEquals {
+                argument,
+                value: value.clone(),
+                fold: *fold,
+            }
         }
         Check::ArgumentMatches {
             tool,
             argument,
             pattern,
-            ..
-        } => {
-            non_empty("tool", tool)?;
-            non_empty("argument", argument)?;
-            validate_pattern("pattern", pattern, 0, Vacuous::Both)
-        }
-        Check::ReplyContains { text, field, fold } => match (text, field) {
-            (Some(text), None) => {
-                let effective = if *fold { fold_text(text) } else { text.clone() };
-                if effective.trim().is_empty() {
-                    return Err(
-                        "`text` is empty (after folding), so every reply contains it".into(),
-                    );
-                }
-                Ok(())
-            }
-            (None, Some(field)) => non_empty("field", field),
-            _ => Err("give exactly one of `text` and `field`".into()),
+            calls,
+        } => CompiledCheck::ArgumentMatches {
+            argument: tool_argument(tool, argument, *calls)?,
+            pattern: compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
         },
-        Check::ReplyMatches { pattern, unless } => {
-            validate_pattern("pattern", pattern, 0, Vacuous::Both)?;
-            match unless {
-                Some(unless) => validate_pattern("unless", unless, 0, Vacuous::Both),
-                None => Ok(()),
-            }
-        }
-        Check::ReplyNotMatches { pattern } => {
-            validate_pattern("pattern", pattern, 0, Vacuous::Both)
-        }
+        Check::ReplyContains { text, field, fold } => CompiledCheck::ReplyContains {
+            needle: needle(text, field, *fold)?,
+            fold: *fold,
+        },
+        Check::ReplyMatches { pattern, unless } => CompiledCheck::ReplyMatches {
+            pattern: compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
+            unless: compile_unless(unless)?,
+        },
+        Check::ReplyNotMatches { pattern } => CompiledCheck::ReplyNotMatches {
+            pattern: compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
+        },
         Check::ReplyMentionsToolValue {
             tool,
             from_result_line,
             from_result_pattern,
-            ..
+            fold,
         } => {
             optional_tool(tool)?;
-            match (from_result_line, from_result_pattern) {
-                (Some(0), None) => Err("`from_result_line` counts from 1".into()),
-                (Some(_), None) => Ok(()),
-                (None, Some(pattern)) => {
-                    validate_pattern("from_result_pattern", pattern, 1, Vacuous::Both)
-                }
-                _ => Err("give exactly one of `from_result_line` and `from_result_pattern`".into()),
+            CompiledCheck::ReplyMentionsToolValue {
+                tool: tool.clone(),
+                value: result_value(*from_result_line, from_result_pattern)?,
+                fold: *fold,
             }
         }
-        Check::NoUnsupportedNumbers { followed_by, .. } => match followed_by {
-            Some(units) if units.is_empty() => {
-                Err("`followed_by` is empty; omit it to check every number".into())
+        Check::NoUnsupportedNumbers {
+            followed_by,
+            allow_rounding,
+        } => {
+            validate_followed_by(followed_by)?;
+            CompiledCheck::NoUnsupportedNumbers {
+                followed_by: followed_by.clone(),
+                allow_rounding: *allow_rounding,
             }
-            Some(units) if units.iter().any(|u| u.trim().is_empty()) => {
-                Err("`followed_by` holds an empty unit".into())
-            }
-            _ => Ok(()),
-        },
+        }
         Check::NoUnsupportedTemperatures {
             tool,
             success_pattern,
-            ..
-        } => {
-            optional_tool(tool)?;
-            validate_success_pattern(success_pattern)
+            allow_rounding,
+        } => CompiledCheck::NoUnsupportedTemperatures {
+            results: counted_results(tool, success_pattern)?,
+            allow_rounding: *allow_rounding,
+        },
+        Check::ReplyHasNoTemperature {} => CompiledCheck::ReplyHasNoTemperature,
+        Check::ReplyTemperatureInFieldUnit { field } => {
+            non_empty("field", field)?;
+            CompiledCheck::ReplyTemperatureInFieldUnit {
+                field: field.clone(),
+            }
         }
-        Check::ReplyHasNoTemperature {} => Ok(()),
-        Check::ReplyTemperatureInFieldUnit { field } => non_empty("field", field),
         Check::ReplyReportsResult {
             tool,
             success_pattern,
@@ -430,33 +450,115 @@ fn validate_law(law: &Law) -> Result<(), String> {
             facts,
             weak_words,
             lines_field,
-            ..
+            allow_rounding,
         } => {
-            optional_tool(tool)?;
-            validate_success_pattern(success_pattern)?;
-            if let Some(unless) = unless {
-                validate_pattern("unless", unless, 0, Vacuous::Both)?;
+            let report = ReportsResult {
+                results: counted_results(tool, success_pattern)?,
+                unless: compile_unless(unless)?,
+                facts: compile_facts(facts)?,
+                weak_words: fold_weak_words(weak_words)?,
+                lines_field: lines_field.clone(),
+                allow_rounding: *allow_rounding,
+            };
+            if let Some(field) = lines_field {
+                non_empty("lines_field", field)?;
             }
-            for (i, fact) in facts.iter().enumerate() {
-                validate_pattern(&format!("facts[{i}]"), fact, 1, Vacuous::Nothing)?;
-            }
-            if weak_words.iter().any(|w| fold_text(w).is_empty()) {
-                return Err("`weak_words` holds an empty word".into());
-            }
-            lines_field
-                .as_deref()
-                .map_or(Ok(()), |f| non_empty("lines_field", f))
+            CompiledCheck::ReplyReportsResult(report)
         }
         Check::StopReasonIs { reason } => {
-            if STOP_REASON_NAMES.contains(&reason.as_str()) {
-                Ok(())
-            } else {
-                Err(format!(
+            if !STOP_REASON_NAMES.contains(&reason.as_str()) {
+                return Err(format!(
                     "unknown stop reason `{reason}`; known: {}",
                     STOP_REASON_NAMES.join(", ")
-                ))
+                ));
+            }
+            CompiledCheck::StopReasonIs {
+                reason: reason.clone(),
             }
         }
+    })
+}
+
+fn validate_count_bounds(min: Option<u32>, max: Option<u32>) -> Result<(), String> {
+    // A `max` of u32::MAX bounds nothing: no run makes that many calls.
+    match (min, max.filter(|&max| max < u32::MAX)) {
+        (None | Some(0), None) => Err("no `max` and no `min` above 0: any count passes".into()),
+        (Some(min), Some(max)) if min > max => Err(format!("min {min} exceeds max {max}")),
+        _ => Ok(()),
+    }
+}
+
+fn validate_followed_by(units: &Option<Vec<String>>) -> Result<(), String> {
+    match units {
+        Some(units) if units.is_empty() => {
+            Err("`followed_by` is empty; omit it to check every number".into())
+        }
+        Some(units) if units.iter().any(|u| u.trim().is_empty()) => {
+            Err("`followed_by` holds an empty unit".into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Each fact captures its phrase in group 1; it may match anywhere, but must match something.
+fn compile_facts(facts: &[String]) -> Result<Vec<Regex>, String> {
+    facts
+        .iter()
+        .enumerate()
+        .map(|(i, fact)| compile_pattern(&format!("facts[{i}]"), fact, 1, Vacuous::Nothing))
+        .collect()
+}
+
+fn fold_weak_words(weak_words: &[String]) -> Result<Vec<String>, String> {
+    let folded: Vec<String> = weak_words.iter().map(|w| fold_text(w)).collect();
+    if folded.iter().any(String::is_empty) {
+        return Err("`weak_words` holds an empty word".into());
+    }
+    Ok(folded)
+}
+
+fn tool_argument(
+    tool: &str,
+    argument: &str,
+    calls: CallQuantifier,
+) -> Result<ToolArgument, String> {
+    non_empty("tool", tool)?;
+    non_empty("argument", argument)?;
+    Ok(ToolArgument {
+        tool: tool.to_string(),
+        argument: argument.to_string(),
+        calls,
+    })
+}
+
+fn needle(text: &Option<String>, field: &Option<String>, fold: bool) -> Result<Needle, String> {
+    match (text, field) {
+        (Some(text), None) => {
+            let effective = if fold { fold_text(text) } else { text.clone() };
+            if effective.trim().is_empty() {
+                return Err("`text` is empty (after folding), so every reply contains it".into());
+            }
+            Ok(Needle::Text(text.clone()))
+        }
+        (None, Some(field)) => {
+            non_empty("field", field)?;
+            Ok(Needle::Field(field.clone()))
+        }
+        _ => Err("give exactly one of `text` and `field`".into()),
+    }
+}
+
+fn result_value(line: Option<usize>, pattern: &Option<String>) -> Result<ResultValue, String> {
+    match (line, pattern) {
+        (Some(0), None) => Err("`from_result_line` counts from 1".into()),
+        (Some(line), None) => Ok(ResultValue::Line { index: line - 1 }),
+        (None, Some(pattern)) => Ok(ResultValue::Capture(compile_pattern(
+            "from_result_pattern",
+            pattern,
+            1,
+            Vacuous::Both,
+        )?)),
+        _ => Err("give exactly one of `from_result_line` and `from_result_pattern`".into()),
     }
 }
 
@@ -482,21 +584,36 @@ enum Vacuous {
 }
 
 /// A filter on results must be able to pass some and refuse others.
-fn validate_success_pattern(pattern: &Option<String>) -> Result<(), String> {
-    match pattern {
-        Some(pattern) => validate_pattern("success_pattern", pattern, 0, Vacuous::Both),
-        None => Ok(()),
-    }
+fn counted_results(
+    tool: &Option<String>,
+    success_pattern: &Option<String>,
+) -> Result<CountedResults, String> {
+    optional_tool(tool)?;
+    let success = success_pattern
+        .as_deref()
+        .map(|pattern| compile_pattern("success_pattern", pattern, 0, Vacuous::Both))
+        .transpose()?;
+    Ok(CountedResults {
+        tool: tool.clone(),
+        success,
+    })
+}
+
+fn compile_unless(unless: &Option<String>) -> Result<Option<Regex>, String> {
+    unless
+        .as_deref()
+        .map(|unless| compile_pattern("unless", unless, 0, Vacuous::Both))
+        .transpose()
 }
 
 /// `key` is the law's key holding the pattern, named in every problem. What a pattern can
 /// reach is proved by `pattern::reach`, whose limits its module doc states.
-fn validate_pattern(
+fn compile_pattern(
     key: &str,
     pattern: &str,
     capture_groups: usize,
     vacuous: Vacuous,
-) -> Result<(), String> {
+) -> Result<Regex, String> {
     if pattern.is_empty() {
         return Err(format!("field `{key}`: empty pattern"));
     }
@@ -513,6 +630,6 @@ fn validate_pattern(
         Reach::Nothing => Err(format!(
             "field `{key}`: pattern `{pattern}` matches no text"
         )),
-        _ => Ok(()),
+        _ => Ok(regex),
     }
 }
