@@ -336,7 +336,7 @@ mod tests {
         for trial in 0..30 {
             let rows = random_rows(&mut rng, 4, 15, 0.1 * (trial % 5) as f64);
             let fixed = step_down_min_p(&rows, 2_000, 0.05, 11);
-            let (called, _) = step_down(&[rows.clone()], &[0.05], 2_000, 11);
+            let (called, _) = step_down(std::slice::from_ref(&rows), &[0.05], 2_000, 11);
             let expected: Vec<bool> = fixed.adjusted.iter().map(|&a| a < 0.05).collect();
             assert_eq!(called, expected, "trial {trial}: {fixed:?}");
         }
