@@ -405,3 +405,49 @@ fn an_interrupted_run_names_itself_and_resumes() {
     let journaled = lines(&output.path().join(&run_id).join("journal.jsonl")).len();
     assert_eq!(journaled, 4 * 3 * 2);
 }
+
+#[test]
+fn a_sequential_run_on_the_real_model_stops_when_no_row_can_be_called() {
+    // The mini pack's six samples can hardly reach the family's level in any row, so the run
+    // settles before its third wave, and the manifest and the report say why.
+    let output = tempfile::tempdir().unwrap();
+    let out = run_mini_variant(&[
+        "--repeats",
+        "3",
+        "--sequential",
+        "--parallel",
+        "4",
+        "--output",
+        output.path().to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("look 1/3"), "{stderr}");
+    let dir = std::fs::read_dir(output.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("manifest.json").is_file())
+        .expect("a run folder");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["sequential"]["stopped"], "settled", "{manifest}");
+    let looks = manifest["sequential"]["looks"].as_array().unwrap();
+    assert!(looks.len() < 3, "{manifest}");
+    let journal = lines(&dir.join(journal::JOURNAL_FILE));
+    assert_eq!(
+        journal.len() as u64,
+        looks.last().unwrap()["units"].as_u64().unwrap()
+    );
+    assert_eq!(
+        journal.len(),
+        6 * 3 * looks.len(),
+        "whole waves of six samples in three arms"
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let said = format!(
+        "sequential: {} of 3 repeats, every row called or settled",
+        looks.len()
+    );
+    assert!(report.contains(&said), "{said} not in the report");
+}

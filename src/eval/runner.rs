@@ -937,13 +937,15 @@ fn execute_in_waves(
 
 /// The entries of the selected samples and arms (a resumed journal may hold others).
 fn selected(run: &Prepared, entries: &[JournalEntry]) -> Vec<JournalEntry> {
+    let mut kept = entries.to_vec();
+    keep_selected(run, &mut kept);
+    kept
+}
+
+fn keep_selected(run: &Prepared, entries: &mut Vec<JournalEntry>) {
     let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
     let run_arms = plan::arms_with_variants(run.opts.control, run.arms.variant_count());
-    entries
-        .iter()
-        .filter(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm))
-        .cloned()
-        .collect()
+    entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
 }
 
 /// The summary of the selected samples and arms, written with the reports beside the journal.
@@ -956,9 +958,7 @@ fn summarize(
 ) -> anyhow::Result<Summary> {
     let opts = &run.opts;
     // Only entries of the selected samples and arms count (a resumed journal may hold others).
-    let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
-    let run_arms = plan::arms_with_variants(opts.control, run.arms.variant_count());
-    entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
+    keep_selected(run, entries);
     let summary = report::run_folder::summary(manifest, entries)?;
     let settings =
         report::run_folder::settings(manifest, Some(profile.wall_secs)) + &resumed_note(opts);

@@ -982,8 +982,7 @@ fn finish_comparison(
                 .collect();
             matrices.push(matrix.clone());
             let spent = looks.spent(family_level);
-            let spent = &spent[spent.len() - matrices.len().min(spent.len())..];
-            sequential::step_down(&matrices, spent, effort.joint_flips, seed).0
+            sequential::step_down(&matrices, &spent, effort.joint_flips, seed).0
         }
     };
     let (critical, critical_still) = (test.critical, test.critical_for_a_still_row);
