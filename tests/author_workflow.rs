@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::journal::{self, JournalEntry};
-use skilleval::eval::manifest::Manifest;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
-use skilleval::eval::report::{self, run_folder};
+use skilleval::eval::record::manifest::Manifest;
+use skilleval::eval::record::{self, JournalEntry};
+use skilleval::eval::report;
 use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stamp;
@@ -248,7 +248,7 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
         "{junit}"
     );
     // Rebuilt from the folder, the summary is the run's, names included.
-    let record = run_folder::load(dir).unwrap();
+    let record = record::load(dir).unwrap();
     assert_eq!(record.summary().unwrap(), result.summary);
 }
 
@@ -288,7 +288,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
     let second = run_with(&later, second_wording_only(&later));
     assert_eq!(second.baseline_from.as_deref(), Some(first.run_id.as_str()));
     let copied = |dir: &Path| -> BTreeSet<String> {
-        lines(&dir.join(journal::JOURNAL_FILE))
+        lines(&dir.join(record::folder::JOURNAL_FILE))
             .into_iter()
             .filter(|l| !l.contains("\"arm\":\"variant\""))
             .collect()
@@ -299,7 +299,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
         judged(&second.entries, Arm::Baseline),
         judged(&first.entries, Arm::Baseline)
     );
-    let manifest = run_folder::load(&second.dir).unwrap().manifest;
+    let manifest = record::load(&second.dir).unwrap().manifest;
     assert_eq!(
         manifest.baseline_from.as_deref(),
         Some(first.run_id.as_str())
@@ -441,7 +441,7 @@ fn cut_short_copy(dir: &Path, run_id: &str) -> PathBuf {
     manifest["run_id"] = run_id.into();
     manifest["started_unix"] = (manifest["started_unix"].as_u64().unwrap() + 60).into();
     std::fs::write(copy.join("manifest.json"), manifest.to_string()).unwrap();
-    std::fs::write(copy.join(journal::JOURNAL_FILE), "").unwrap();
+    std::fs::write(copy.join(record::folder::JOURNAL_FILE), "").unwrap();
     copy
 }
 
@@ -510,7 +510,7 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
     let opts = options(&pack_dir, output.path(), &variants, 2);
     let arms = plan::arms_with_variants(true, 3);
     let result = run_with(&opts, script(&opts, &arms, &[], replies));
-    let record = run_folder::load(&result.dir).unwrap();
+    let record = record::load(&result.dir).unwrap();
     let summary = record.summary().unwrap();
 
     // second.md passes every lookup, where the baseline misses Uccle: it wins.

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use skilleval::eval::fixtures::Fixture;
-use skilleval::eval::journal::JournalEntry;
 use skilleval::eval::pack::Pack;
+use skilleval::eval::record::journal::JournalEntry;
 use skilleval::eval::replay::RecordMode;
 use skilleval::eval::runner::{self, RunOptions};
 

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use skilleval::eval::manifest::InputHashes;
 use skilleval::eval::pack::Pack;
+use skilleval::eval::record::manifest::InputHashes;
 
 use runner_support::copy_pack;
 

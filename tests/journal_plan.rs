@@ -8,9 +8,9 @@ mod runner_support;
 
 use std::path::Path;
 
-use skilleval::eval::journal::JOURNAL_FILE;
 use skilleval::eval::pack::Pack;
-use skilleval::eval::report::run_folder;
+use skilleval::eval::record;
+use skilleval::eval::record::folder::JOURNAL_FILE;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 
@@ -53,7 +53,7 @@ fn edited(line: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
 }
 
 fn load_error(dir: &Path) -> String {
-    match run_folder::load(dir) {
+    match record::load(dir) {
         Ok(_) => panic!("the journal was accepted"),
         Err(e) => format!("{e:#}"),
     }
@@ -65,7 +65,7 @@ fn a_line_with_another_seed_is_refused_by_report_naming_its_line() {
     let out = tempfile::tempdir().unwrap();
     let result = run(&options(&pack, out.path(), 0, 1)).unwrap();
     assert!(
-        run_folder::load(&result.dir).is_ok(),
+        record::load(&result.dir).is_ok(),
         "the run as written loads"
     );
     let mut lines = journal_lines(&result.dir);
@@ -112,7 +112,7 @@ fn two_different_lines_of_one_unit_are_refused_and_two_equal_ones_count_once() {
     let mut doubled = lines.clone();
     doubled.push(lines[0].clone());
     write_lines(&result.dir, &doubled);
-    let record = run_folder::load(&result.dir).expect("an equal duplicate is harmless");
+    let record = record::load(&result.dir).expect("an equal duplicate is harmless");
     assert_eq!(record.entries.len(), lines.len());
 
     let mut conflicting = lines.clone();

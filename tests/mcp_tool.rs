@@ -252,7 +252,7 @@ fn a_recording_run_asks_the_server_and_a_replay_never_starts_it() {
     )
     .unwrap();
     for (first, again) in recorded.entries.iter().zip(&replay.entries) {
-        let replies = |e: &skilleval::eval::journal::JournalEntry| {
+        let replies = |e: &skilleval::eval::record::journal::JournalEntry| {
             e.transcript
                 .rounds
                 .iter()

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use serde_json::Value;
-use skilleval::eval::journal;
 use skilleval::eval::pack::Pack;
+use skilleval::eval::record::journal;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::harness::backend::{
     Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation, PromptLog, Sampling,

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::journal::{self, JournalEntry};
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
+use skilleval::eval::record::{self, JournalEntry};
 use skilleval::eval::rejudge;
-use skilleval::eval::report::run_folder;
+use skilleval::eval::report::finish::settings_of;
 use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::Arm;
@@ -112,14 +112,14 @@ fn a_rejudged_run_is_what_a_fresh_run_with_the_new_laws_judges() {
     let (_temp, pack_dir) = copy_pack("mini");
     let output = tempfile::tempdir().unwrap();
     let first = run(&options(&pack_dir, output.path()), &[]);
-    let journal_before = std::fs::read(first.dir.join(journal::JOURNAL_FILE)).unwrap();
+    let journal_before = std::fs::read(first.dir.join(record::folder::JOURNAL_FILE)).unwrap();
 
     edit_laws(&pack_dir);
     let fresh_output = tempfile::tempdir().unwrap();
     let fresh = run(&options(&pack_dir, fresh_output.path()), &[]);
 
     let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
-    let record = run_folder::load(&first.dir).unwrap();
+    let record = record::load(&first.dir).unwrap();
     let again = rejudge::rejudge_run(&record, &pack, output.path()).unwrap();
 
     assert_eq!(verdicts(&again.entries), verdicts(&fresh.entries));
@@ -128,11 +128,11 @@ fn a_rejudged_run_is_what_a_fresh_run_with_the_new_laws_judges() {
         verdicts(&first.entries),
         "the edits change verdicts"
     );
-    let rebuilt = run_folder::load(&again.dir).unwrap();
+    let rebuilt = record::load(&again.dir).unwrap();
     assert_eq!(rebuilt.summary().unwrap(), fresh.summary);
     // The earlier run is left as it was.
     assert_eq!(
-        std::fs::read(first.dir.join(journal::JOURNAL_FILE)).unwrap(),
+        std::fs::read(first.dir.join(record::folder::JOURNAL_FILE)).unwrap(),
         journal_before
     );
 
@@ -159,10 +159,10 @@ fn a_rejudged_run_is_what_a_fresh_run_with_the_new_laws_judges() {
     assert!(changed > 0);
     // Written beside the earlier run, its settings line says so.
     assert_eq!(again.dir.parent(), first.dir.parent());
-    let report = std::fs::read_to_string(again.dir.join(run_folder::MARKDOWN_FILE));
+    let report = std::fs::read_to_string(again.dir.join(record::folder::MARKDOWN_FILE));
     // `rejudge_run` writes the folder; the reports are the command's to write.
     assert!(report.is_err());
-    let settings = rebuilt.settings();
+    let settings = settings_of(&rebuilt);
     assert!(
         settings.contains(&format!("transcripts of run {} judged again", first.run_id)),
         "{settings}"
@@ -174,7 +174,7 @@ fn a_pack_changed_beyond_its_laws_or_a_changed_corpus_is_refused() {
     let (_temp, pack_dir) = copy_pack("mini");
     let output = tempfile::tempdir().unwrap();
     let first = run(&options(&pack_dir, output.path()), &[]);
-    let record = run_folder::load(&first.dir).unwrap();
+    let record = record::load(&first.dir).unwrap();
 
     // Comments and a law edit are not a change of transcripts.
     edit_laws(&pack_dir);
@@ -216,7 +216,7 @@ fn a_law_change_alone_reuses_the_baseline_and_judges_it_with_the_new_laws() {
     let (_temp, pack_dir) = copy_pack("mini");
     let output = tempfile::tempdir().unwrap();
     let first = run(&options(&pack_dir, output.path()), &[]);
-    let first_lines = runner_support::lines(&first.dir.join(journal::JOURNAL_FILE));
+    let first_lines = runner_support::lines(&first.dir.join(record::folder::JOURNAL_FILE));
 
     edit_laws(&pack_dir);
     let mut later = options(&pack_dir, output.path());
@@ -243,7 +243,7 @@ fn a_law_change_alone_reuses_the_baseline_and_judges_it_with_the_new_laws() {
         .count();
     assert!(baseline_changed > 0);
     assert_eq!(second.baseline_rejudged, baseline_changed);
-    let second_lines = runner_support::lines(&second.dir.join(journal::JOURNAL_FILE));
+    let second_lines = runner_support::lines(&second.dir.join(record::folder::JOURNAL_FILE));
     let kept = second_lines
         .iter()
         .filter(|l| l.contains("\"arm\":\"baseline\""))
@@ -255,11 +255,9 @@ fn a_law_change_alone_reuses_the_baseline_and_judges_it_with_the_new_laws() {
         .filter(|e| e.arm == Arm::Baseline)
         .count();
     assert_eq!(kept, baseline_units - baseline_changed);
-    let manifest = run_folder::load(&second.dir).unwrap().manifest;
+    let manifest = record::load(&second.dir).unwrap().manifest;
     assert_eq!(manifest.baseline_rejudged, baseline_changed);
-    assert!(run_folder::load(&second.dir)
-        .unwrap()
-        .settings()
+    assert!(settings_of(&record::load(&second.dir).unwrap())
         .contains(&format!("{baseline_changed} of its units judged again")));
 
     // A change beyond the laws still runs the baseline.
@@ -306,9 +304,9 @@ fn the_report_command_writes_the_rejudged_folder_and_says_what_changed() {
         "{stdout}"
     );
     let dir = output.path().join(format!("{}-rejudged", first.run_id));
-    let report = std::fs::read_to_string(dir.join(run_folder::MARKDOWN_FILE)).unwrap();
+    let report = std::fs::read_to_string(dir.join(record::folder::MARKDOWN_FILE)).unwrap();
     assert!(report.contains("judged again"), "{report}");
-    assert!(dir.join(run_folder::HTML_FILE).is_file());
+    assert!(dir.join(record::folder::HTML_FILE).is_file());
     // A second rejudge does not overwrite the first.
     let again = command(&["--rejudge", "--pack", pack_dir.to_str().unwrap()]);
     assert!(again.status.success());

@@ -61,8 +61,7 @@ fn run_copy(
     let corpus_path = dir.join("corpus.jsonl");
     std::fs::write(&corpus_path, &corpus).unwrap();
     manifest["corpus"] = Value::from(corpus_path.display().to_string());
-    manifest["corpus_sha256"] =
-        Value::from(skilleval::eval::manifest::sha256_hex(corpus.as_bytes()));
+    manifest["corpus_sha256"] = Value::from(skilleval::eval::digest::sha256_hex(corpus.as_bytes()));
     std::fs::write(dir.join("manifest.json"), manifest.to_string()).unwrap();
     dir
 }

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use scraper::{Html, Selector};
-use skilleval::eval::report::{html, junit, run_folder};
+use skilleval::eval::record;
+use skilleval::eval::report::finish::settings_of;
+use skilleval::eval::report::{html, junit};
 use skilleval::eval::stats::Summary;
 
 /// The fixed run folder's files, in a temporary folder of its own.
@@ -27,9 +29,9 @@ fn fixed_run() -> (tempfile::TempDir, PathBuf) {
     (temp, dir)
 }
 
-fn record_and_summary() -> (tempfile::TempDir, run_folder::RunRecord, Summary) {
+fn record_and_summary() -> (tempfile::TempDir, record::RunRecord, Summary) {
     let (temp, dir) = fixed_run();
-    let record = run_folder::load(&dir).unwrap();
+    let record = record::load(&dir).unwrap();
     assert_eq!(
         record.prompts_note, None,
         "the corpus is found and unchanged"
@@ -40,7 +42,7 @@ fn record_and_summary() -> (tempfile::TempDir, run_folder::RunRecord, Summary) {
 
 fn page() -> String {
     let (_temp, record, summary) = record_and_summary();
-    html::render(&record, &summary, &record.settings())
+    html::render(&record, &summary, &settings_of(&record))
 }
 
 fn select<'a>(document: &'a Html, selector: &str) -> Vec<scraper::ElementRef<'a>> {
@@ -199,8 +201,11 @@ fn the_report_command_rebuilds_the_same_page_and_markdown() {
     );
     let (_temp2, record, summary) = record_and_summary();
     let written = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    let (_, page) =
-        skilleval::eval::report::run_folder::render(&record, &summary, &record.settings());
+    let (_, page) = skilleval::eval::report::finish::render(
+        &record,
+        &summary,
+        &skilleval::eval::report::finish::settings_of(&record),
+    );
     assert_eq!(written, page);
     let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(
@@ -241,7 +246,11 @@ fn the_page_renders_in_headless_chromium_offline_without_console_output() {
     let (temp, dir) = fixed_run();
     let (_temp2, record, summary) = record_and_summary();
     let page = dir.join("report.html");
-    std::fs::write(&page, html::render(&record, &summary, &record.settings())).unwrap();
+    std::fs::write(
+        &page,
+        html::render(&record, &summary, &settings_of(&record)),
+    )
+    .unwrap();
     let profile = temp.path().join("chromium-profile");
     let out = Command::new(&browser)
         .args([

@@ -6,8 +6,8 @@ mod runner_support;
 
 use std::path::{Path, PathBuf};
 
-use skilleval::eval::journal::{self, RunFolder};
 use skilleval::eval::pack::Pack;
+use skilleval::eval::record::{self, journal, RunFolder};
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 
@@ -182,7 +182,7 @@ fn a_manifest_without_input_hashes_cannot_be_resumed() {
 #[test]
 fn a_journal_cut_inside_a_multi_byte_character_resumes() {
     let finished = finished_run();
-    let journal_path = finished.dir.join(journal::JOURNAL_FILE);
+    let journal_path = finished.dir.join(record::folder::JOURNAL_FILE);
     let all = lines(&journal_path);
     // Keep half of the last entry and the first byte of a two-byte character ("°"), as a kill
     // between two writes of one character would.
@@ -208,7 +208,7 @@ fn a_journal_cut_inside_a_multi_byte_character_resumes() {
 fn a_torn_line_is_dropped_whatever_its_bytes_but_a_bad_middle_line_is_named() {
     let whole = {
         let finished = finished_run();
-        std::fs::read_to_string(finished.dir.join(journal::JOURNAL_FILE)).unwrap()
+        std::fs::read_to_string(finished.dir.join(record::folder::JOURNAL_FILE)).unwrap()
     };
     let first = whole.lines().next().unwrap();
     for tail in [

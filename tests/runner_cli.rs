@@ -5,7 +5,7 @@ mod runner_support;
 
 use std::process::{Command, Output};
 
-use skilleval::eval::journal;
+use skilleval::eval::record::{self, journal};
 use skilleval::harness::transcript::StopReason;
 
 use runner_support::{copy_pack, edit, lines, mini_pack_dir};
@@ -434,7 +434,7 @@ fn a_sequential_run_on_the_real_model_stops_when_no_row_can_be_called() {
     assert_eq!(manifest["sequential"]["stopped"], "settled", "{manifest}");
     let looks = manifest["sequential"]["looks"].as_array().unwrap();
     assert!(looks.len() < 3, "{manifest}");
-    let journal = lines(&dir.join(journal::JOURNAL_FILE));
+    let journal = lines(&dir.join(record::folder::JOURNAL_FILE));
     assert_eq!(
         journal.len() as u64,
         looks.last().unwrap()["units"].as_u64().unwrap()

@@ -394,7 +394,7 @@ fn a_recording_run_where_every_recording_fails_is_an_error_with_the_first_reason
         .unwrap()
         .unwrap()
         .path();
-    let entries = skilleval::eval::journal::read(&run_dir.join("journal.jsonl")).unwrap();
+    let entries = skilleval::eval::record::journal::read(&run_dir.join("journal.jsonl")).unwrap();
     assert!(!entries.is_empty());
     assert!(entries.iter().all(|e| e.errored && !e.gapped));
     let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();

@@ -8,9 +8,9 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::journal::{self, JournalEntry};
-use skilleval::eval::manifest::{self, Manifest};
 use skilleval::eval::pack::Pack;
+use skilleval::eval::record::manifest::Manifest;
+use skilleval::eval::record::{self, journal, JournalEntry};
 use skilleval::eval::report;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::{self, Arm, Outcome, Summary, Verdict};
@@ -121,10 +121,13 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
     assert!(manifest.control);
     assert_eq!(
         manifest.control_body_sha256.as_deref(),
-        Some(manifest::sha256_hex(b"").as_str())
+        Some(skilleval::eval::digest::sha256_hex(b"").as_str())
     );
     let corpus = std::fs::read(mini_pack_dir().join("corpus.jsonl")).unwrap();
-    assert_eq!(manifest.corpus_sha256, manifest::sha256_hex(&corpus));
+    assert_eq!(
+        manifest.corpus_sha256,
+        skilleval::eval::digest::sha256_hex(&corpus)
+    );
 
     let summary: Summary =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
@@ -153,11 +156,12 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
     // The reports rebuilt from the folder alone are the ones the run wrote.
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("<script type=\"application/json\" id=\"data\">"));
-    let record = report::run_folder::load(&dir).unwrap();
+    let record = record::load(&dir).unwrap();
     assert_eq!(record.prompts_note, None);
     let rebuilt = record.summary().unwrap();
     assert_eq!(rebuilt, result.summary);
-    let (text, page) = report::run_folder::render(&record, &rebuilt, &record.settings());
+    let (text, page) =
+        report::finish::render(&record, &rebuilt, &report::finish::settings_of(&record));
     assert_eq!(page, html);
     assert_eq!(text, report);
 

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::bail;
-use skilleval::eval::journal::{self, JournalEntry};
-use skilleval::eval::manifest::Manifest;
 use skilleval::eval::pack::Pack;
+use skilleval::eval::record::manifest::Manifest;
+use skilleval::eval::record::{journal, JournalEntry};
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::exec::profile::Profile;
 use skilleval::exec::scheduler;

@@ -10,12 +10,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use regex::Regex;
-use skilleval::eval::manifest::Manifest;
 use skilleval::eval::pack::Pack;
-use skilleval::eval::report::run_folder;
+use skilleval::eval::record;
+use skilleval::eval::record::manifest::Manifest;
+use skilleval::eval::record::Stop;
+use skilleval::eval::runner::Sequential;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::sequential::Spending;
-use skilleval::eval::waves::{Sequential, Stop};
 
 use runner_support::{mini_pack_dir, Stations};
 
@@ -113,7 +114,7 @@ fn a_run_where_nothing_can_change_stops_at_the_second_look_with_the_fixed_runs_j
     assert_eq!(looked.summary.sequential.as_ref().unwrap().at, vec![1, 2]);
 
     // `report` rebuilds the summary the run wrote.
-    let rebuilt = run_folder::load(&looked.dir).unwrap().summary().unwrap();
+    let rebuilt = record::load(&looked.dir).unwrap().summary().unwrap();
     assert_eq!(rebuilt, looked.summary);
     let settings = std::fs::read_to_string(looked.dir.join("report.md")).unwrap();
     assert!(

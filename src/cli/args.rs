@@ -97,7 +97,7 @@ pub struct BackendArgs {
 impl BackendArgs {
     /// The server's options for `--backend openai`, `None` for llama; a flag that does not fit
     /// the backend is an error, before anything loads or connects.
-    pub fn server_options(&self, model: &ModelArgs) -> anyhow::Result<Option<OpenAiOptions>> {
+    fn server_options(&self, model: &ModelArgs) -> anyhow::Result<Option<OpenAiOptions>> {
         match (self.backend, &self.endpoint) {
             (BackendKind::Llama, None) if self.server_prompt_cache => {
                 anyhow::bail!("--server-prompt-cache: only with --backend openai")
@@ -124,11 +124,30 @@ impl BackendArgs {
         }
     }
 
-    /// The model for a run at `parallel`: loaded from its file, or the server's.
-    pub fn open(&self, model: &ModelArgs, parallel: usize) -> anyhow::Result<OpenModel> {
-        match self.server_options(model)? {
-            Some(options) => backend::connect(&options),
-            None => model.open(parallel),
+    /// Where the model runs, from these flags and the model's: checked, and nothing opened.
+    pub fn source(&self, model: &ModelArgs) -> anyhow::Result<ModelSource> {
+        Ok(match self.server_options(model)? {
+            Some(options) => ModelSource::Server(options),
+            None => ModelSource::Local(model.options()),
+        })
+    }
+}
+
+/// Where a command's model runs, resolved once from its flags before anything loads.
+pub enum ModelSource {
+    /// llama.cpp in this process, on a GGUF file.
+    Local(LlamaOptions),
+    /// An OpenAI-compatible server.
+    Server(OpenAiOptions),
+}
+
+impl ModelSource {
+    /// Loads the model (the one-sequence backend for `parallel` 1, else the batched engine), or
+    /// connects to the server.
+    pub fn open(&self, parallel: usize) -> anyhow::Result<OpenModel> {
+        match self {
+            ModelSource::Local(options) => backend::open(options, parallel),
+            ModelSource::Server(options) => backend::connect(options),
         }
     }
 }

@@ -219,7 +219,7 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
 }
 
 fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
-    args.backend.server_options(&args.model)?;
+    let source = args.backend.source(&args.model)?;
     let categories = bench_run::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
@@ -250,7 +250,7 @@ fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
             options.repeats
         );
     }
-    let mut model = args.backend.open(&args.model, options.parallel)?;
+    let mut model = source.open(options.parallel)?;
     let backend = model.backend();
     let info = backend.info();
     let options = BenchOptions {

@@ -17,7 +17,8 @@ use serde_json::json;
 use super::args::{record_mode, ModelArgs, RecordWhat};
 use crate::eval::pack::Pack;
 use crate::eval::replay::{self, LiveServices, RecordMode};
-use crate::harness::agent::{self, AgentRequest, Budgets};
+use crate::eval::request::agent_request;
+use crate::harness::agent;
 use crate::harness::backend::{Backend, Sampling, WithFamily};
 use crate::harness::skills::SkillTree;
 use crate::harness::template::Message;
@@ -124,29 +125,20 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         }
     }
 
-    let mut messages = pack
-        .as_ref()
-        .map(|p| p.examples.clone())
-        .unwrap_or_default();
-    messages.push(Message::user(args.prompt.clone()));
     let base = pack.as_ref().map(|p| p.sampling).unwrap_or_default();
-    let request = AgentRequest {
-        instructions: pack
-            .as_ref()
-            .map_or("You are a helpful assistant.", |p| p.instructions.as_str()),
-        messages,
-        skills: &skills,
-        preload,
-        tools: &registry,
-        format: pack.as_ref().and_then(|p| p.call_format),
-        sampling: Sampling {
-            temperature: args.temperature,
-            seed: args.seed,
-            ..base
-        },
-        budgets: pack.as_ref().map_or(Budgets::default(), |p| p.budgets),
-        constrain_calls: pack.as_ref().is_some_and(|p| p.constrained_calls),
+    let sampling = Sampling {
+        temperature: args.temperature,
+        seed: args.seed,
+        ..base
     };
+    let request = agent_request(
+        pack.as_ref(),
+        &skills,
+        &registry,
+        &[Message::user(args.prompt.clone())],
+        preload,
+        sampling,
+    );
     let mut backend = args.model.load()?;
     let transcript = match pack.as_ref().and_then(|p| p.chat_format) {
         Some(family) => {

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::eval::report::{compare, errors, run_folder};
+use crate::eval::record;
+use crate::eval::report::{compare, errors};
 use crate::eval::stats::Arm;
 
 pub const EXAMPLES: &str = "Examples:
@@ -39,8 +40,8 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
-    let a = run_folder::load(&run_folder::find(&args.run_a, &args.output)?)?;
-    let b = run_folder::load(&run_folder::find(&args.run_b, &args.output)?)?;
+    let a = record::load(&record::find(&args.run_a, &args.output)?)?;
+    let b = record::load(&record::find(&args.run_b, &args.output)?)?;
     let arm = args.arm.map(|arm| match arm {
         CompareArm::Control => Arm::Control,
         CompareArm::Baseline => Arm::Baseline,

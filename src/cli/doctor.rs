@@ -9,7 +9,6 @@ use clap::Args;
 
 use super::args::ModelArgs;
 use crate::eval::judge;
-use crate::eval::manifest;
 use crate::eval::pack::Pack;
 use crate::eval::replay::{self, RecordMode};
 use crate::harness::backend::llama::{self, LlamaBackend};
@@ -102,7 +101,7 @@ fn check_model(up: &mut Checkup, args: &ModelArgs) {
             size as f64 / (1024.0 * 1024.0)
         ),
     );
-    match (manifest::file_sha256(&path), &known) {
+    match (crate::eval::digest::file_sha256(&path), &known) {
         (Err(e), _) => up.problem("sha256", format!("cannot read the file: {e}")),
         (Ok(sha), Some(m)) if sha == m.sha256 => up.ok("sha256", format!("ok ({sha})")),
         (Ok(sha), Some(m)) => up.problem(

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 
 use crate::eval::fixtures::{Fixture, FixtureStore};
 use crate::eval::pack::Pack;
+use crate::eval::record;
 use crate::eval::report::gaps::gap_calls;
-use crate::eval::report::run_folder;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval fixtures 20261202-212432-timetable
@@ -32,8 +32,8 @@ pub struct FixturesArgs {
 }
 
 pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
-    let dir = run_folder::find(&args.run, &args.output)?;
-    let record = run_folder::load(&dir)?;
+    let dir = record::find(&args.run, &args.output)?;
+    let record = record::load(&dir)?;
     let pack = Pack::load(args.pack.as_deref().unwrap_or(&record.manifest.pack))?;
     let gaps = gap_calls(&record.entries);
     if gaps.is_empty() {

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::eval::report::{junit, run_folder};
+use crate::eval::record;
+use crate::eval::report::{finish, junit};
 
 pub const EXAMPLES: &str = "Examples:
   skilleval report 20261130-101500-weather          # a run id under output/
@@ -37,8 +38,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.junit {
         super::args::check_output_file("--junit", path)?;
     }
-    let dir = run_folder::find(&args.run, &args.output)?;
-    let mut record = run_folder::load(&dir)?;
+    let dir = record::find(&args.run, &args.output)?;
+    let mut record = record::load(&dir)?;
     if args.rejudge {
         let pack = match &args.pack {
             Some(pack) => crate::eval::pack::Pack::load(pack)?,
@@ -50,7 +51,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     }
     let dir = record.dir.clone();
     let summary = record.summary()?;
-    run_folder::write(&record, &summary, &record.settings())?;
+    finish::finish(&record, &summary, &finish::settings_of(&record))?;
     if let Some(path) = &args.junit {
         write_junit(path, &summary, &record.manifest.run_id)?;
     }
@@ -84,8 +85,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         }
         None => println!(
             "{} and {} rebuilt in {}",
-            run_folder::MARKDOWN_FILE,
-            run_folder::HTML_FILE,
+            record::folder::MARKDOWN_FILE,
+            record::folder::HTML_FILE,
             dir.display()
         ),
     }

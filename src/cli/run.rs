@@ -1,13 +1,14 @@
 //! `skilleval run`: a pack's baseline against a variant (and the control arm), the table on
 //! stdout, the run folder under `--output`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use super::args::{record_mode, BackendArgs, ModelArgs, ParallelArgs, RecordWhat};
+use super::args::{record_mode, BackendArgs, ModelArgs, ModelSource, ParallelArgs, RecordWhat};
 use crate::eval::pack::Pack;
 use crate::eval::reuse::BaselineSource;
+use crate::eval::runner::Sequential;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::shard::Shard;
 use crate::eval::stats::reach;
@@ -52,7 +53,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "shard")]
     pub sequential: bool,
     /// With --sequential: start no wave that would end after this much time (90s, 10m, 1h)
-    #[arg(long, value_name = "DURATION", requires = "sequential", value_parser = crate::eval::waves::parse_budget)]
+    #[arg(long, value_name = "DURATION", requires = "sequential", value_parser = crate::eval::runner::waves::parse_budget)]
     pub budget: Option<std::time::Duration>,
     /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_seed)]
@@ -122,16 +123,15 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The run these arguments ask for. The model's chat format comes from its metadata; a
-    /// pack's `chat_format` insists on another, and `--family` on the command line overrides
-    /// both.
-    pub fn into_options(self) -> anyhow::Result<RunOptions> {
-        let mut pack = Pack::load(&self.pack)?;
+    /// The run these arguments ask for, over a loaded pack and the variant files found. The
+    /// model's chat format comes from its metadata; a pack's `chat_format` insists on another,
+    /// and `--family` on the command line overrides both.
+    fn options(self, mut pack: Pack, variants: Vec<PathBuf>) -> RunOptions {
         if self.model.family.is_some() {
             pack.chat_format = None;
         }
         let mut opts = RunOptions::new(pack);
-        let mut variants = variant_files(&self.variant)?.into_iter();
+        let mut variants = variants.into_iter();
         opts.variant = variants.next();
         opts.more_variants = variants.collect();
         opts.skills_dir = self.skills_dir;
@@ -150,7 +150,7 @@ impl RunArgs {
         opts.control = !self.no_control;
         opts.parallel = self.parallel.resolve();
         opts.shard = self.shard;
-        opts.sequential = self.sequential.then_some(crate::eval::waves::Sequential {
+        opts.sequential = self.sequential.then_some(Sequential {
             spending: stats::sequential::Spending::DEFAULT,
             budget: self.budget,
         });
@@ -159,55 +159,101 @@ impl RunArgs {
             (None, true) => BaselineSource::Off,
             (None, false) => BaselineSource::Cache,
         };
-        Ok(opts)
+        opts
     }
 }
 
+/// What the command writes and prints besides the run folder, and how it exits.
+struct Outputs {
+    json: bool,
+    profile: bool,
+    fail_on: Option<FailOn>,
+    junit: Option<PathBuf>,
+    prompt_log: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// The outputs the arguments ask for, their files checked before anything runs.
+    fn of(args: &RunArgs) -> anyhow::Result<Outputs> {
+        if let Some(path) = &args.junit {
+            super::args::check_output_file("--junit", path)?;
+        }
+        if let Some(path) = &args.prompt_log {
+            super::args::check_output_file("--prompt-log", path)?;
+        }
+        Ok(Outputs {
+            json: args.json,
+            profile: args.profile,
+            fail_on: args.fail_on,
+            junit: args.junit.clone(),
+            prompt_log: args.prompt_log.clone(),
+        })
+    }
+}
+
+/// `skilleval run` as a pipeline: arguments → where the model runs and the run's options →
+/// the run prepared and checked → the model opened and the plan run into the run folder → the
+/// summary printed, JUnit written and the exit code.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let (json, profile_asked, fail_on) = (args.json, args.profile, args.fail_on);
-    let junit = args.junit.clone();
-    if let Some(path) = &junit {
-        super::args::check_output_file("--junit", path)?;
-    }
-    let prompt_log = args.prompt_log.clone();
-    if let Some(path) = &prompt_log {
-        super::args::check_output_file("--prompt-log", path)?;
-    }
-    let (model, backend) = (args.model.clone(), args.backend.clone());
-    backend.server_options(&model)?;
-    let opts = args.into_options()?;
-    // Fail on pack, corpus, variant and fixture mistakes before the model loads.
-    let prepared = runner::prepare(&opts)?;
+    let outputs = Outputs::of(&args)?;
+    let source = args.backend.source(&args.model)?;
+    let pack = Pack::load(&args.pack)?;
+    let variants = variant_files(&args.variant)?;
+    let opts = args.options(pack, variants);
+    let prepared = prepare(&opts, &source)?;
+    let result = execute(&source, &prepared, outputs.prompt_log.as_deref())?;
+    finish(&outputs, &opts, &result)
+}
+
+/// The run prepared: every input checked before the model loads (the pack, the corpus, the
+/// variants, the fixtures, and what cannot fit the model's context), with a warning for each
+/// category too small for a verdict.
+fn prepare(opts: &RunOptions, source: &ModelSource) -> anyhow::Result<runner::Prepared> {
+    let prepared = runner::prepare(opts)?;
     let sizes = reach::category_sizes(prepared.samples.iter().map(|s| s.category.as_str()));
     let variants = usize::from(opts.variant.is_some()) + opts.more_variants.len();
     for warning in reach::small_category_warnings(&sizes, opts.pack.laws.len(), variants) {
         eprintln!("skilleval: {warning}");
     }
-    if matches!(backend.backend, super::args::BackendKind::Llama) {
+    if let ModelSource::Local(options) = source {
         // The vocabulary is read from the file's metadata, without the weights; a file that
         // cannot be read is left to the load, which says why.
-        let options = model.options();
         if let Ok(meta) = crate::harness::backend::gguf::read_metadata(&options.model_path) {
             if let Some(longest) = meta.longest_token_bytes {
                 runner::check_fits_context(&prepared, options.n_ctx, longest)?;
             }
         }
     }
-    let mut model = backend.open(&model, opts.parallel)?;
-    let result = match &prompt_log {
+    Ok(prepared)
+}
+
+/// Opens the model and runs the prepared plan, every prompt logged when `prompt_log` names a
+/// file.
+fn execute(
+    source: &ModelSource,
+    prepared: &runner::Prepared,
+    prompt_log: Option<&Path>,
+) -> anyhow::Result<runner::RunResult> {
+    let mut model = source.open(prepared.opts.parallel)?;
+    match prompt_log {
         Some(path) => {
             let mut logged = PromptLog::create(model.backend(), path)?;
-            let result = runner::run_prepared(&mut logged, &prepared)?;
+            let result = runner::run_prepared(&mut logged, prepared)?;
             logged.flush()?;
-            result
+            Ok(result)
         }
-        None => runner::run_prepared(model.backend(), &prepared)?,
-    };
-    if let Some(path) = &junit {
+        None => runner::run_prepared(model.backend(), prepared),
+    }
+}
+
+/// Prints the run's summary (the table, or JSON), writes JUnit, and gives the exit code: an
+/// error when every unit of an arm errored, 3 when `--fail-on worse` finds a row worse.
+fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> anyhow::Result<u8> {
+    if let Some(path) = &outputs.junit {
         super::report::write_junit(path, &result.summary, &result.run_id)?;
     }
     let profile = &result.profile;
-    if json {
+    if outputs.json {
         println!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
         println!("{}", report::table(&result.summary));
@@ -227,12 +273,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
             )
         );
         println!("{}", profile.line());
-        if let Some(earlier) = &prepared_baseline_note(&result) {
+        if let Some(earlier) = &prepared_baseline_note(result) {
             println!("{earlier}");
         }
         println!("run {} → {}", result.run_id, result.dir.display());
     }
-    if profile_asked {
+    if outputs.profile {
         let text = profile.table()
             + &profile
                 .engine
@@ -241,7 +287,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
                 .unwrap_or_default();
         // Beside a JSON summary, on stderr so that stdout stays JSON; the summary line with it,
         // since the table above was not printed.
-        if json {
+        if outputs.json {
             eprint!("{}\n{text}", profile.line());
         } else {
             print!("{text}");
@@ -251,11 +297,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     if let Some(line) = report::errors::fatal_line(&void, "the run") {
         anyhow::bail!("{line} (run {})", result.run_id);
     }
-    Ok(if fail_on.is_some() && stats::any_worse(&result.summary) {
-        EXIT_WORSE
-    } else {
-        0
-    })
+    Ok(
+        if outputs.fail_on.is_some() && stats::any_worse(&result.summary) {
+            EXIT_WORSE
+        } else {
+            0
+        },
+    )
 }
 
 /// A run seed: a whole number from 0 (a negative one is named as such, not as a flag).

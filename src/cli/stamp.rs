@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::eval::report::run_folder;
+use crate::eval::record;
 use crate::eval::stamp;
 
 pub const EXAMPLES: &str = "Examples:
@@ -30,7 +30,7 @@ pub struct StampArgs {
 }
 
 pub fn run(args: StampArgs) -> anyhow::Result<u8> {
-    let record = run_folder::load(&run_folder::find(&args.run, &args.output)?)?;
+    let record = record::load(&record::find(&args.run, &args.output)?)?;
     let summary = record.summary()?;
     let winner = stamp::winner(&record, &summary, args.variant.as_deref())?;
     let stamped = stamp::stamp(&record, &summary, winner)?;

@@ -13,11 +13,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde_json::Value;
 
-use super::journal::{self, Journal, JournalEntry};
-use super::manifest::Manifest;
 use super::plan;
-use super::report::{self, run_folder};
-use super::runner;
+use super::record::folder::{write_json, JOURNAL_FILE, MANIFEST_FILE, PROFILE_FILE};
+use super::record::{journal, load, manifest, Journal, JournalEntry, Manifest, RunFolder};
+use super::report::finish::{finish, settings};
 use super::shard::Shard;
 use super::stats::Summary;
 use crate::exec::run_id::{new_run_id, unused_run_id};
@@ -64,11 +63,8 @@ struct ShardRun {
 }
 
 fn read_shard(dir: &Path) -> anyhow::Result<ShardRun> {
-    let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-    let manifest: Manifest = serde_json::from_str(&text)
-        .map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))?;
+    let path = dir.join(MANIFEST_FILE);
+    let manifest = manifest::read(&path)?;
     let shard = manifest.shard.as_ref().map(|s| s.shard()).ok_or_else(|| {
         anyhow!(
             "{}: field `shard`: not a shard run; merge takes the folders of `run --shard I/N`",
@@ -122,13 +118,13 @@ fn check_set(mut runs: Vec<ShardRun>) -> anyhow::Result<Vec<ShardRun>> {
     let Some(first) = runs.first() else {
         bail!("merge: name the shard run folders to merge");
     };
-    let first_path = first.dir.join("manifest.json");
+    let first_path = first.dir.join(MANIFEST_FILE);
     for run in &runs[1..] {
         let differ = differing_fields(&first.manifest, &run.manifest)?;
         if !differ.is_empty() {
             bail!(
                 "{}: not a shard of the same run as {}: differs in {}",
-                run.dir.join("manifest.json").display(),
+                run.dir.join(MANIFEST_FILE).display(),
                 first_path.display(),
                 differ.join(", ")
             );
@@ -179,10 +175,10 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
         .map(|(i, id)| (id.as_str(), i))
         .collect();
     let arms = plan::arms_with_variants(manifest.control, manifest.variant_count());
-    let plan_shape = plan::PlanShape::of_manifest(manifest, None);
+    let plan_shape = manifest.plan_shape(None);
     let mut by_key: BTreeMap<(u32, usize, usize), JournalEntry> = BTreeMap::new();
     for run in runs {
-        let path = run.dir.join(journal::JOURNAL_FILE);
+        let path = run.dir.join(JOURNAL_FILE);
         let mut held = 0;
         for entry in journal::read(&path)? {
             let Some(&at) = position.get(entry.sample_id.as_str()) else {
@@ -237,7 +233,7 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
 /// split run took with the shards side by side.
 fn longest_wall(runs: &[ShardRun]) -> f64 {
     runs.iter()
-        .filter_map(|run| std::fs::read_to_string(run.dir.join("profile.json")).ok())
+        .filter_map(|run| std::fs::read_to_string(run.dir.join(PROFILE_FILE)).ok())
         .filter_map(|text| serde_json::from_str::<Value>(&text).ok())
         .filter_map(|profile| profile.get("wall_secs").and_then(Value::as_f64))
         .fold(0.0, f64::max)
@@ -263,21 +259,19 @@ pub fn merge(opts: &MergeOptions) -> anyhow::Result<MergeResult> {
         .unwrap_or(0);
     let run_id = unused_run_id(&opts.output_root, &new_run_id(&manifest.pack));
     manifest.run_id = run_id.clone();
-    let folder = journal::RunFolder::open(&opts.output_root, &run_id, false)?;
-    runner::write_json(&folder.dir.join("manifest.json"), &manifest)?;
-    let mut journal = Journal::open(&folder.dir.join(journal::JOURNAL_FILE))?;
+    let folder = RunFolder::open(&opts.output_root, &run_id, false)?;
+    write_json(&folder.file(MANIFEST_FILE), &manifest)?;
+    let mut journal = Journal::open(&folder.file(JOURNAL_FILE))?;
     for entry in &entries {
         journal.append(entry)?;
     }
     drop(journal);
-    let summary = run_folder::summary(&manifest, &entries)?;
-    runner::write_json(&folder.dir.join("summary.json"), &summary)?;
-    std::fs::write(folder.dir.join("summary.csv"), report::csv(&summary)?)?;
+    let summary = load::summary(&manifest, &entries)?;
     // The reports as `skilleval report` rebuilds them, with the longest shard's time.
-    let record = run_folder::load(&folder.dir)?;
-    let settings = run_folder::settings(&manifest, Some(longest_wall(&runs)))
+    let record = load::load(&folder.dir)?;
+    let settings = settings(&manifest, Some(longest_wall(&runs)))
         + &format!(" · merged from {} shards", runs.len());
-    run_folder::write(&record, &summary, &settings)?;
+    finish(&record, &summary, &settings)?;
     super::replay::check_recordings(&entries)
         .map_err(|e| anyhow!("{e} (run folder {})", folder.dir.display()))?;
     Ok(MergeResult {

@@ -287,7 +287,7 @@ fn toml_digest(value: &toml::Value) -> String {
             other => serde_json::to_value(other).unwrap_or(serde_json::Value::Null),
         }
     }
-    super::manifest::sha256_hex(sorted(value).to_string().as_bytes())
+    super::digest::sha256_hex(sorted(value).to_string().as_bytes())
 }
 
 #[derive(Debug, Clone)]

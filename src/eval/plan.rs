@@ -112,19 +112,6 @@ pub struct PlanShape {
 }
 
 impl PlanShape {
-    /// The shape a manifest records; `sample_ids` from its corpus when that is at hand.
-    pub fn of_manifest(
-        manifest: &super::manifest::Manifest,
-        sample_ids: Option<std::collections::BTreeSet<String>>,
-    ) -> PlanShape {
-        PlanShape {
-            run_seed: manifest.run_seed,
-            arms: arms_with_variants(manifest.control, manifest.variant_count()),
-            aa: manifest.variant.is_none(),
-            sample_ids,
-        }
-    }
-
     /// The seed the plan gives a unit.
     pub fn seed(&self, sample_id: &str, arm: Arm, repeat: u32) -> u32 {
         let salt = if self.aa && arm == Arm::Variant {

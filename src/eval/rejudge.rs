@@ -7,87 +7,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
-use serde::{Deserialize, Serialize};
 
 use super::corpus::Sample;
-use super::journal::{self, Journal, JournalEntry};
+use super::digest::file_sha256;
 use super::judge::{self, Law};
-use super::manifest::{self, Manifest};
 use super::pack::Pack;
-use super::report::run_folder::{self, RunRecord};
-
-/// How a pack's laws differ from those a run was judged with, by law name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LawChanges {
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub added: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub edited: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub removed: Vec<String>,
-}
-
-impl LawChanges {
-    /// `then` (law name → digest, as a manifest keeps them) against the pack's laws now.
-    pub fn between(then: &BTreeMap<String, String>, pack: &Pack) -> LawChanges {
-        let now: BTreeMap<&str, &str> = pack
-            .laws
-            .iter()
-            .zip(&pack.law_digests)
-            .map(|(law, digest)| (law.name.as_str(), digest.as_str()))
-            .collect();
-        LawChanges {
-            added: now
-                .keys()
-                .filter(|name| !then.contains_key(**name))
-                .map(|n| n.to_string())
-                .collect(),
-            edited: now
-                .iter()
-                .filter(|(name, digest)| then.get(**name).is_some_and(|d| d != *digest))
-                .map(|(n, _)| n.to_string())
-                .collect(),
-            removed: then
-                .keys()
-                .filter(|name| !now.contains_key(name.as_str()))
-                .cloned()
-                .collect(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.edited.is_empty() && self.removed.is_empty()
-    }
-
-    /// `added a, b; edited c; removed d`, or `none`.
-    pub fn describe(&self) -> String {
-        let parts: Vec<String> = [
-            ("added", &self.added),
-            ("edited", &self.edited),
-            ("removed", &self.removed),
-        ]
-        .into_iter()
-        .filter(|(_, names)| !names.is_empty())
-        .map(|(what, names)| format!("{what} {}", names.join(", ")))
-        .collect();
-        if parts.is_empty() {
-            "none".into()
-        } else {
-            parts.join("; ")
-        }
-    }
-}
-
-/// What a run folder written by `--rejudge` keeps of where its judgements come from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rejudged {
-    /// The run whose transcripts were judged again.
-    pub from: String,
-    /// The laws that differ from that run's, when its manifest names them.
-    pub laws: Option<LawChanges>,
-    /// Units whose judgement (pass, failed laws, gap) changed.
-    pub units_changed: usize,
-}
+use super::record::folder::{self, JOURNAL_FILE, MANIFEST_FILE, PROFILE_FILE};
+use super::record::manifest::{LawChanges, Rejudged};
+use super::record::{Journal, JournalEntry, Manifest, RunRecord};
 
 /// `entry` judged with `laws`, or `None` when the judgement and the gap come out as written.
 pub fn judge_again(entry: &JournalEntry, laws: &[Law], sample: &Sample) -> Option<JournalEntry> {
@@ -107,7 +34,7 @@ pub fn judge_again(entry: &JournalEntry, laws: &[Law], sample: &Sample) -> Optio
 pub fn check_same_transcripts(earlier: &Manifest, pack: &Pack) -> anyhow::Result<()> {
     let run = &earlier.run_id;
     let corpus_path = corpus_of(earlier, pack);
-    let corpus = manifest::file_sha256(&corpus_path)
+    let corpus = file_sha256(&corpus_path)
         .map_err(|e| anyhow!("{}: cannot read: {e}", corpus_path.display()))?;
     if corpus != earlier.corpus_sha256 {
         bail!(
@@ -188,7 +115,7 @@ pub fn rejudge_run(
         units_changed: changed,
     });
     if let Some(inputs) = manifest.inputs.as_mut() {
-        inputs.pack = manifest::file_sha256(&pack.file)
+        inputs.pack = file_sha256(&pack.file)
             .map_err(|e| anyhow!("{}: cannot read: {e}", pack.file.display()))?;
         inputs.laws = pack
             .laws
@@ -197,18 +124,14 @@ pub fn rejudge_run(
             .map(|(law, digest)| (law.name.clone(), digest.clone()))
             .collect();
     }
-    let manifest_path = dir.join(run_folder::MANIFEST_FILE);
-    std::fs::write(&manifest_path, serde_json::to_string_pretty(&manifest)?)
-        .map_err(|e| anyhow!("{}: cannot write: {e}", manifest_path.display()))?;
-    let mut journal = Journal::open(&dir.join(journal::JOURNAL_FILE))?;
+    folder::write_json(&dir.join(MANIFEST_FILE), &manifest)?;
+    let mut journal = Journal::open(&dir.join(JOURNAL_FILE))?;
     for entry in &entries {
         journal.append(entry)?;
     }
     // The time the transcripts took is the earlier run's: its profile comes along.
     if let Some(profile) = &record.profile {
-        let path = dir.join(run_folder::PROFILE_FILE);
-        std::fs::write(&path, serde_json::to_string_pretty(profile)?)
-            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
+        folder::write_json(&dir.join(PROFILE_FILE), profile)?;
     }
     Ok(RunRecord {
         dir,

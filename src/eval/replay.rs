@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::fixtures::{gap_message, Fixture, FixtureStore};
-use super::journal::JournalEntry;
 use super::pack::{Pack, ToolSpec};
+use super::record::journal::JournalEntry;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use crate::harness::transcript::Transcript;
 use crate::tools::command::CommandAnswer;

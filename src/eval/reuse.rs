@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde::Serialize;
 
-use super::journal::{self, JournalEntry};
-use super::manifest::{InputHashes, Manifest};
 use super::plan::Unit;
+use super::record::folder::{self, JOURNAL_FILE, MANIFEST_FILE};
+use super::record::manifest::{InputHashes, Manifest};
+use super::record::{manifest, JournalEntry};
 use super::stats::Arm;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
@@ -167,7 +168,7 @@ pub fn take(
     match source {
         BaselineSource::Off => Ok(None),
         BaselineSource::Run(run) => {
-            let dir = super::report::run_folder::find(run, output_root)?;
+            let dir = folder::find(run, output_root)?;
             let earlier = read_manifest(&dir)?;
             let differences = key.differences(&BaselineKey::of(&earlier));
             if !differences.is_empty() {
@@ -217,10 +218,7 @@ pub fn take(
 }
 
 fn read_manifest(dir: &Path) -> anyhow::Result<Manifest> {
-    let path = dir.join(super::report::run_folder::MANIFEST_FILE);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))
+    manifest::read(&dir.join(MANIFEST_FILE))
 }
 
 /// The earlier journal's lines for `units` of the reused arms: each parsed entry with its line
@@ -231,7 +229,7 @@ fn entries_for(
     units: &[Unit],
     sample_of: &dyn Fn(usize) -> (String, String),
 ) -> anyhow::Result<Vec<(JournalEntry, String)>> {
-    let path = reuse.dir.join(journal::JOURNAL_FILE);
+    let path = reuse.dir.join(JOURNAL_FILE);
     let bytes = std::fs::read(&path)
         .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 
-use super::manifest::{self, Manifest};
-use super::report::run_folder::RunRecord;
+use super::record::manifest::Manifest;
+use super::record::RunRecord;
 use super::stats::{Arm, Comparison, Row, Summary};
 use crate::harness::skills::{parse_skill_md, split_front_matter, SkillTree};
 
@@ -141,7 +141,7 @@ pub fn stamp(record: &RunRecord, summary: &Summary, winner: Winner) -> anyhow::R
             .map(|v| v.body_sha256.clone()),
         Arm::Control => None,
     };
-    if measured.as_deref() != Some(manifest::sha256_hex(body.as_bytes()).as_str()) {
+    if measured.as_deref() != Some(super::digest::sha256_hex(body.as_bytes()).as_str()) {
         bail!(
             "{shown}: the body changed since run {} measured it; run again to stamp this wording",
             manifest.run_id

@@ -69,7 +69,7 @@ pub fn gemma_request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32)
 #[allow(dead_code)] // only the tests of constrained packs check this
 pub fn assert_calls_offered(
     pack: &skilleval::eval::pack::Pack,
-    entries: &[skilleval::eval::journal::JournalEntry],
+    entries: &[skilleval::eval::record::journal::JournalEntry],
 ) {
     use skilleval::harness::backend::FinishReason;
     let gates: std::collections::BTreeMap<String, String> = pack

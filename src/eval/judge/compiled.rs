@@ -5,10 +5,21 @@
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::laws::CallQuantifier;
 use super::text::{self, contains, fold_text, temperatures_in, Temperature, TemperatureUnit};
 use super::{field_value, value_text, values_equal};
 use crate::harness::transcript::{CallRecord, Transcript};
+use serde::{Deserialize, Serialize};
+
+/// Which calls to the named tool an argument law inspects.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallQuantifier {
+    /// At least one call to the tool satisfies the check.
+    #[default]
+    Any,
+    /// There is at least one call to the tool and every one satisfies the check.
+    Every,
+}
 
 /// One variant per law kind, holding what judging that kind needs; see `Check` for meanings.
 #[derive(Debug, Clone)]

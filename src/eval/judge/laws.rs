@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::compiled::{
-    CompiledCheck, CountedResults, Needle, ReportsResult, ResultValue, ToolArgument,
+    CallQuantifier, CompiledCheck, CountedResults, Needle, ReportsResult, ResultValue, ToolArgument,
 };
 use super::pattern::{self, Reach};
 use super::text::fold_text;
@@ -53,17 +53,6 @@ impl PartialEq for Law {
             && self.when_field == other.when_field
             && self.check == other.check
     }
-}
-
-/// Which calls to the named tool an argument law inspects.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CallQuantifier {
-    /// At least one call to the tool satisfies the check.
-    #[default]
-    Any,
-    /// There is at least one call to the tool and every one satisfies the check.
-    Every,
 }
 
 /// What a law checks. `fold` means: compare case-insensitively, ignoring punctuation and

@@ -43,8 +43,9 @@ use serde_json::{Map, Value};
 use crate::eval::corpus::Sample;
 use crate::harness::transcript::Transcript;
 
+pub use compiled::CallQuantifier;
 use compiled::Evidence;
-pub use laws::{CallQuantifier, Check, Law, LAW_KINDS};
+pub use laws::{Check, Law, LAW_KINDS};
 pub use text::fold_text;
 use text::{plain_number, TemperatureUnit};
 

@@ -11,10 +11,10 @@ use std::collections::BTreeSet;
 use anyhow::bail;
 use serde::Serialize;
 
-use super::run_folder::RunRecord;
 use super::table::named_table;
 use super::{movements, rows_of};
-use crate::eval::manifest::Manifest;
+use crate::eval::record::manifest::Manifest;
+use crate::eval::record::RunRecord;
 use crate::eval::stats::{self, Arm, Comparison, Outcome};
 
 /// The comparison of two runs.

@@ -2,8 +2,7 @@
 //! total), Δ as a dot coloured by its verdict, its 95% interval as a bar, and the row's MDE as a
 //! grey band around 0 (a change inside the band is one the run could have missed).
 
-use super::html::escape;
-use super::pairs::verdict_class;
+use super::markup::{escape, verdict_class};
 use super::{delta_and_interval, p_value};
 use crate::eval::stats::Row;
 

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::eval::journal::JournalEntry;
+use crate::eval::record::journal::JournalEntry;
 
 /// One call no recording answered, however many units made it.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +104,7 @@ pub fn html(gaps: &[GapCall], run: &str) -> String {
     if gaps.is_empty() {
         return String::new();
     }
-    let esc = super::html::escape;
+    let esc = super::markup::escape;
     let mut out = format!(
         "<section id=\"gaps\"><h2>Calls no recording answered</h2>\n<p>{} call(s); {}.</p>\n<table><thead><tr><th>tool</th><th>arguments</th><th>units</th><th>arms</th></tr></thead><tbody>\n",
         gaps.len(),

@@ -12,29 +12,14 @@
 use serde_json::{json, Value};
 
 use super::forest;
+use super::markup::{escape, verdict_class};
 use super::pairs::{self, Pair, Side, PAIRS_SHOWN};
-use super::run_folder::RunRecord;
 use super::{
     cells, comparison_title, errored_statement, headers, legend, rows_of, several_variants_note,
     skill_effect_statement, wording_headlines,
 };
+use crate::eval::record::RunRecord;
 use crate::eval::stats::{Comparison, Row, Summary};
-
-/// Text for HTML content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
-}
 
 /// What the page's data block holds: the run's identity and statements, every row of every
 /// comparison, the pairs shown, the manifest and the profile.
@@ -89,7 +74,7 @@ fn row_data(row: &Row) -> Value {
         "p": row.p_value,
         "p_adjusted": row.p_adjusted,
         "mde": row.mde,
-        "verdict": pairs::verdict_class(row),
+        "verdict": verdict_class(row),
         "label": row.verdict_label(),
     })
 }
@@ -218,7 +203,7 @@ fn html_table(comparison: &Comparison, rows: &[&Row], categories: bool) -> Strin
         let total = categories && row.name == "total";
         out.push_str(&format!(
             "<tr class=\"{}{}\">",
-            pairs::verdict_class(row),
+            verdict_class(row),
             if total { " total" } else { "" }
         ));
         for (i, cell) in cells(row, categories, 1).iter().enumerate() {

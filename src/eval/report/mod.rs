@@ -2,9 +2,9 @@
 //! pull-request markdown (`markdown.rs`), `summary.json` and `summary.csv` (`summary_files.rs`),
 //! the self-contained HTML page (`html.rs`, with its forest plots in `forest.rs` and the samples
 //! whose arms disagree in `pairs.rs`), JUnit XML for CI (`junit.rs`), and two runs side by side
-//! (`compare.rs`). `run_folder.rs` reads a past run folder back and writes its reports, so any
-//! run's reports can be rebuilt from its journal and manifest. Renderers return text; writing
-//! files is `run_folder::write`'s business. This module holds the wording they share: titles,
+//! (`compare.rs`). `finish.rs` writes a run folder's reports from the run as `record::load`
+//! reads it back, so any run's reports can be rebuilt from its journal and manifest. Renderers
+//! return text; writing files is `finish`'s business. This module holds the wording they share: titles,
 //! the headline statements, the legend, and how figures print.
 //!
 //! Every rendering starts with the skill's own effect (baseline against control), says plainly
@@ -13,6 +13,7 @@
 
 pub mod compare;
 pub mod errors;
+pub mod finish;
 #[cfg(test)]
 mod fixture;
 mod forest;
@@ -20,9 +21,9 @@ pub mod gaps;
 pub mod html;
 pub mod junit;
 mod markdown;
+mod markup;
 pub mod pairs;
 pub mod pinned;
-pub mod run_folder;
 mod summary_files;
 mod table;
 

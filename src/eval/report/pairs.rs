@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::run_folder::RunRecord;
-use crate::eval::journal::JournalEntry;
-use crate::eval::stats::{Arm, Comparison, Summary, Verdict};
+use crate::eval::record::journal::JournalEntry;
+use crate::eval::record::RunRecord;
+use crate::eval::stats::{Arm, Comparison, Summary};
 use crate::harness::transcript::StopReason;
 
 /// Pairs shown per comparison; a report beyond that says how many it left out.
@@ -131,25 +131,12 @@ fn scored(entry: &JournalEntry) -> bool {
     entry.judgement.passed && !entry.errored
 }
 
-/// The verdict class of a row: its verdict, or `inconclusive` as `Row::verdict_label` says it.
-pub fn verdict_class(row: &crate::eval::stats::Row) -> &'static str {
-    match row.verdict {
-        Verdict::Better => "better",
-        Verdict::Worse => "worse",
-        Verdict::NoChange if row.verdict_label() == "inconclusive" => "inconclusive",
-        Verdict::NoChange => "no_change",
-        Verdict::TooFewSamples => "too_few_samples",
-        Verdict::NoData => "no_data",
-        Verdict::Mixed => "mixed",
-    }
-}
-
 fn category_verdict(comparison: &Comparison, category: &str) -> String {
     comparison
         .categories
         .iter()
         .find(|r| r.name == category)
-        .map_or("no_data", verdict_class)
+        .map_or("no_data", super::markup::verdict_class)
         .to_string()
 }
 

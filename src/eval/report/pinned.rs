@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::eval::journal::JournalEntry;
+use crate::eval::record::journal::JournalEntry;
 
 /// A law that applied to `applied` units and held in none, and the categories it pins.
 #[derive(Debug, Clone, PartialEq)]

@@ -5,94 +5,17 @@
 //! `--budget`. Every look and its decision go into the manifest, so that `report` rebuilds the
 //! same verdicts and `--resume` goes on to the same decisions.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use super::journal::JournalEntry;
-use super::manifest::Manifest;
-use super::report;
-use super::stats::sequential::{Looks, Spending};
-use super::stats::{Effort, StatsError, Summary};
-
-/// What a sequential run asks for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sequential {
-    pub spending: Spending,
-    /// Start no wave that would not end within this much time from the first unit.
-    pub budget: Option<Duration>,
-}
-
-/// The manifest's record of a sequential run: its plan and every look it took.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SequentialRecord {
-    pub planned_repeats: u32,
-    pub spending: Spending,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget_secs: Option<f64>,
-    pub looks: Vec<Look>,
-    /// Why the run stopped; absent while it goes on (or when it was interrupted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stopped: Option<Stop>,
-}
-
-/// One look: after how many repeats, over how many units, and the rows it left open.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Look {
-    pub repeats: u32,
-    pub units: usize,
-    pub open_rows: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stop {
-    /// Every row of every wording called or settled.
-    Settled,
-    /// The planned repeats ran.
-    Planned,
-    /// The next wave would have ended after the budget.
-    Budget,
-}
-
-impl SequentialRecord {
-    pub fn new(planned_repeats: u32, sequential: Sequential) -> SequentialRecord {
-        SequentialRecord {
-            planned_repeats,
-            spending: sequential.spending,
-            budget_secs: sequential.budget.map(|b| b.as_secs_f64()),
-            looks: Vec::new(),
-            stopped: None,
-        }
-    }
-
-    /// The looks taken, for the statistics; `None` before the first.
-    pub fn looks(&self) -> Option<Looks> {
-        (!self.looks.is_empty()).then(|| Looks {
-            planned: self.planned_repeats,
-            at: self.looks.iter().map(|l| l.repeats).collect(),
-            spending: self.spending,
-        })
-    }
-
-    /// "sequential: 5 of 6 repeats, every row called or settled": for the settings line.
-    pub fn describe(&self) -> String {
-        let done = self.looks.last().map_or(0, |l| l.repeats);
-        let why = match self.stopped {
-            Some(Stop::Settled) => "every row called or settled".to_string(),
-            Some(Stop::Planned) => "the planned repeats ran".to_string(),
-            Some(Stop::Budget) => format!(
-                "the next wave would have passed the budget of {:.0}s",
-                self.budget_secs.unwrap_or(0.0)
-            ),
-            None => "interrupted".to_string(),
-        };
-        format!(
-            "sequential: {done} of {} repeats, {why}",
-            self.planned_repeats
-        )
-    }
-}
+use super::execute::{execute, plan_units, selected};
+use super::prepare::Prepared;
+use crate::eval::plan::Unit;
+use crate::eval::record::folder::MANIFEST_FILE;
+use crate::eval::record::{load, manifest, Journal, JournalEntry, Look, Manifest, RunFolder};
+use crate::eval::record::{SequentialRecord, Stop};
+use crate::eval::stats::{Effort, StatsError, Summary};
+use crate::exec::profile::Profile;
+use crate::harness::backend::Backend;
 
 /// The rows of every wording comparison still open at a look after `repeats` repeats, given
 /// the looks `manifest` records before it. A row of a further variant is named with its label.
@@ -115,7 +38,7 @@ pub fn open_rows(
         power: false,
         ..Effort::REPORT
     };
-    let summary = report::run_folder::summary_at(&looking, entries, effort)?;
+    let summary = load::summary_at(&looking, entries, effort)?;
     Ok(named_open_rows(&summary))
 }
 
@@ -156,6 +79,77 @@ pub fn parse_budget(text: &str) -> Result<Duration, String> {
             "{text:?}: give a time above 0, in seconds or with s, m or h (e.g. 10m)"
         )),
     }
+}
+
+/// A sequential run: each wave's units, then a look that decides whether the next one runs;
+/// every look is written into the manifest as it is taken.
+pub fn execute_in_waves(
+    backend: &mut dyn Backend,
+    run: &Prepared,
+    folder: &RunFolder,
+    manifest: &Manifest,
+    record: &mut SequentialRecord,
+    (journal, profile, entries): (&mut Journal, &mut Profile, &mut Vec<JournalEntry>),
+) -> anyhow::Result<()> {
+    let planned = run.opts.repeats;
+    let budget = run.opts.sequential.and_then(|s| s.budget);
+    let started = Instant::now();
+    record.looks.clear();
+    record.stopped = None;
+    for wave in 0..planned {
+        let wave_started = Instant::now();
+        let units: Vec<Unit> = plan_units(run, entries)
+            .into_iter()
+            .filter(|u| u.repeat <= wave)
+            .collect();
+        execute(
+            backend,
+            run,
+            &units,
+            (&mut *journal, &mut *profile, &mut *entries),
+        )?;
+        let repeats = wave + 1;
+        let mut looking = manifest.clone();
+        looking.sequential = Some(record.clone());
+        let open_rows = open_rows(&looking, &selected(run, entries), repeats)?;
+        let units_seen = entries.iter().filter(|e| e.repeat < repeats).count();
+        // Waves already journaled (a resume) take no time and say nothing of the next one.
+        let wave_secs = if units.is_empty() {
+            0.0
+        } else {
+            wave_started.elapsed().as_secs_f64()
+        };
+        let passes_budget =
+            budget.is_some_and(|b| started.elapsed().as_secs_f64() + wave_secs > b.as_secs_f64());
+        record.stopped = if open_rows.is_empty() {
+            Some(Stop::Settled)
+        } else if repeats == planned {
+            Some(Stop::Planned)
+        } else if passes_budget {
+            Some(Stop::Budget)
+        } else {
+            None
+        };
+        if run.opts.progress {
+            eprintln!(
+                "look {repeats}/{planned} ({units_seen} units): {}",
+                match open_rows.len() {
+                    0 => "every row called or settled".to_string(),
+                    n => format!("{n} rows open ({})", open_rows.join(", ")),
+                }
+            );
+        }
+        record.looks.push(Look {
+            repeats,
+            units: units_seen,
+            open_rows,
+        });
+        manifest::record_looks(&folder.file(MANIFEST_FILE), record)?;
+        if record.stopped.is_some() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The run journal: one JSON line per finished sample, flushed as it is written, so an
-//! interrupted run keeps everything it finished and `--resume` can skip it. A run folder is
-//! locked while a process runs in it.
+//! interrupted run keeps everything it finished and `--resume` can skip it; read back, every
+//! line must be a unit of the run's plan.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-use super::judge::Judgement;
-use super::plan::PlanShape;
-use super::stats::{Arm, Outcome};
+use crate::eval::judge::Judgement;
+use crate::eval::plan::PlanShape;
+use crate::eval::stats::{Arm, Outcome};
 use crate::harness::transcript::Transcript;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -224,100 +224,4 @@ pub fn read_in_plan(path: &Path, plan: &PlanShape) -> anyhow::Result<Vec<Journal
         entries.push(entry);
     }
     Ok(entries)
-}
-
-/// The name of the lock file in a run folder.
-pub const LOCK_FILE: &str = "run.lock";
-
-/// A run folder held by this process: created for a new run, or found with its journal for a
-/// resumed one, and locked either way, so that two processes never append to one journal.
-/// The lock is the operating system's, released when the process ends, however it ends.
-pub struct RunFolder {
-    pub dir: PathBuf,
-    /// What the journal already holds (empty for a new run).
-    pub entries: Vec<JournalEntry>,
-    _lock: File,
-}
-
-impl RunFolder {
-    /// Creates `output_root/run_id` for a new run (an existing folder is an error), or opens it
-    /// to resume.
-    pub fn open(output_root: &Path, run_id: &str, resume: bool) -> anyhow::Result<RunFolder> {
-        let dir = output_root.join(run_id);
-        if resume {
-            check_resume(output_root, run_id)?;
-        } else {
-            check_run_id(run_id)?;
-            std::fs::create_dir_all(output_root).map_err(|e| {
-                anyhow!(
-                    "{}: cannot create output folder: {e}",
-                    output_root.display()
-                )
-            })?;
-            std::fs::create_dir(&dir).map_err(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => {
-                    anyhow!("{}: a run with this id exists already", dir.display())
-                }
-                _ => anyhow!("{}: cannot create run folder: {e}", dir.display()),
-            })?;
-        }
-        let lock = lock(&dir)?;
-        let entries = if resume {
-            read(&dir.join(JOURNAL_FILE))?
-        } else {
-            Vec::new()
-        };
-        Ok(RunFolder {
-            dir,
-            entries,
-            _lock: lock,
-        })
-    }
-}
-
-/// The journal's name in a run folder.
-pub const JOURNAL_FILE: &str = "journal.jsonl";
-
-/// What `--resume RUN_ID` needs: a valid id and a journal to continue; checked before the model
-/// loads.
-pub fn check_resume(output_root: &Path, run_id: &str) -> anyhow::Result<()> {
-    check_run_id(run_id).map_err(|e| anyhow!("--resume: {e}"))?;
-    let journal = output_root.join(run_id).join(JOURNAL_FILE);
-    if !journal.is_file() {
-        bail!("--resume {run_id}: {} does not exist", journal.display());
-    }
-    Ok(())
-}
-
-/// A run id becomes a folder name: letters, digits, `-` and `_` only, so that it can never
-/// reach outside the output folder.
-pub fn check_run_id(run_id: &str) -> anyhow::Result<()> {
-    if run_id.is_empty()
-        || !run_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        bail!("run id {run_id:?}: use ASCII letters, digits, `-` and `_` only");
-    }
-    Ok(())
-}
-
-fn lock(dir: &Path) -> anyhow::Result<File> {
-    let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| anyhow!("{}: cannot open lock file: {e}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => bail!(
-            "{}: another skilleval process is running in this run folder; wait for it to end",
-            dir.display()
-        ),
-        Err(std::fs::TryLockError::Error(e)) => {
-            bail!("{}: cannot lock: {e}", path.display())
-        }
-    }
 }

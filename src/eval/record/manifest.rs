@@ -1,9 +1,8 @@
-//! `manifest.json`: everything that enters the promise "same inputs, same transcripts", and
-//! the check that a resumed run still has the same inputs (the manifest itself stays as the
-//! run began).
+//! `manifest.json`: everything that enters the promise "same inputs, same transcripts", its
+//! one reader, and the check that a resumed run still has the same inputs (the manifest itself
+//! stays as the run began, but for a sequential run's looks).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
@@ -11,8 +10,11 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::pack::{ControlPart, Pack};
-use super::shard::ShardRecord;
+use super::looks::SequentialRecord;
+use crate::eval::digest::{file_sha256, tree_digest};
+use crate::eval::pack::{ControlPart, Pack};
+use crate::eval::plan::{self, PlanShape};
+use crate::eval::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
 
@@ -75,10 +77,10 @@ pub struct Manifest {
     pub baseline_rejudged: usize,
     /// Set in a folder `skilleval report --rejudge` wrote: the run whose transcripts it judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rejudged: Option<super::rejudge::Rejudged>,
-    /// A sequential run's plan and looks ([`super::waves`]).
+    pub rejudged: Option<Rejudged>,
+    /// A sequential run's plan and looks (`run --sequential`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<super::waves::SequentialRecord>,
+    pub sequential: Option<SequentialRecord>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -161,53 +163,6 @@ impl InputHashes {
     }
 }
 
-/// Feeds every regular file under `dir` (path relative to `root`, then contents) to `hasher`,
-/// in name order, so the digest changes when any file is added, removed, renamed or edited. A
-/// symlink to a folder is not followed (a loop would never end) and anything else that is not a
-/// regular file (a FIFO would block the read forever) is not read: each counts by its name and
-/// kind only.
-fn tree_digest(root: &Path, dir: &Path, hasher: &mut Sha256) -> anyhow::Result<()> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| anyhow!("{}: cannot read folder: {e}", dir.display()))?
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    paths.sort();
-    for path in paths {
-        let name = path
-            .strip_prefix(root)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        let own = std::fs::symlink_metadata(&path)
-            .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-        if own.is_dir() {
-            tree_digest(root, &path, hasher)?;
-            continue;
-        }
-        // What a symlink points at, if anything; a dangling one counts as its link alone.
-        let target = std::fs::metadata(&path).ok();
-        if !target.as_ref().is_some_and(|m| m.is_file()) {
-            let kind = match (own.file_type().is_symlink(), &target) {
-                (true, Some(m)) if m.is_dir() => "symlink to a folder",
-                (true, None) => "dangling symlink",
-                _ => "not a regular file",
-            };
-            hasher.update(name.as_bytes());
-            hasher.update([1]);
-            hasher.update(kind.as_bytes());
-            continue;
-        }
-        let bytes =
-            std::fs::read(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-        hasher.update(name.as_bytes());
-        hasher.update([0]);
-        hasher.update((bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
-    }
-    Ok(())
-}
-
 fn one() -> usize {
     1
 }
@@ -218,8 +173,19 @@ impl Manifest {
         self.variant
             .iter()
             .chain(self.more_variants.iter().map(|v| &v.path))
-            .map(|p| super::runner::variant_label(Path::new(p)))
+            .map(|p| variant_label(Path::new(p)))
             .collect()
+    }
+
+    /// The plan this manifest records, to check journal lines against; `sample_ids` from its
+    /// corpus when that is at hand.
+    pub fn plan_shape(&self, sample_ids: Option<BTreeSet<String>>) -> PlanShape {
+        PlanShape {
+            run_seed: self.run_seed,
+            arms: plan::arms_with_variants(self.control, self.variant_count()),
+            aa: self.variant.is_none(),
+            sample_ids,
+        }
     }
 
     /// How many variants the run compared (one for an A/A run).
@@ -300,13 +266,29 @@ impl Manifest {
     }
 }
 
+/// How a run's report names a variant: its file name.
+pub fn variant_label(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// Reads the manifest at `path`, naming the file when it cannot be read or is not a manifest.
+pub fn read(path: &Path) -> anyhow::Result<Manifest> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    parse(path, &text)
+}
+
+fn parse(path: &Path, text: &str) -> anyhow::Result<Manifest> {
+    serde_json::from_str(text).map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))
+}
+
 /// Writes a new run's manifest; for a resumed run, checks the earlier one instead and leaves it
 /// as it is, refusing when any input differs.
 pub fn write_or_check(path: &Path, manifest: &Manifest, resume: bool) -> anyhow::Result<()> {
     if !resume {
-        let text = serde_json::to_string_pretty(manifest)? + "\n";
-        return std::fs::write(path, text)
-            .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()));
+        return super::folder::write_json(path, manifest);
     }
     let text = std::fs::read_to_string(path).map_err(|e| {
         anyhow!(
@@ -315,8 +297,7 @@ pub fn write_or_check(path: &Path, manifest: &Manifest, resume: bool) -> anyhow:
             path.display()
         )
     })?;
-    let earlier: Manifest = serde_json::from_str(&text)
-        .map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))?;
+    let earlier = parse(path, &text)?;
     let conflicts = manifest.resume_conflicts(&earlier);
     if !conflicts.is_empty() {
         bail!(
@@ -332,11 +313,8 @@ pub fn write_or_check(path: &Path, manifest: &Manifest, resume: bool) -> anyhow:
 /// Writes a sequential run's looks into the manifest at `path`, leaving the rest as the run
 /// began it (a resumed run keeps its first manifest). Written beside and renamed over, so that
 /// an interrupted write leaves the last whole one.
-pub fn record_looks(path: &Path, record: &super::waves::SequentialRecord) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-    let mut manifest: Manifest = serde_json::from_str(&text)
-        .map_err(|e| anyhow!("{}: not a manifest: {e}", path.display()))?;
+pub fn record_looks(path: &Path, record: &SequentialRecord) -> anyhow::Result<()> {
+    let mut manifest = read(path)?;
     manifest.sequential = Some(record.clone());
     let partial = path.with_extension("json.partial");
     std::fs::write(&partial, serde_json::to_string_pretty(&manifest)? + "\n")
@@ -344,39 +322,77 @@ pub fn record_looks(path: &Path, record: &super::waves::SequentialRecord) -> any
         .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    format!("{:x}", Sha256::digest(bytes))
+/// What a run folder written by `--rejudge` keeps of where its judgements come from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejudged {
+    /// The run whose transcripts were judged again.
+    pub from: String,
+    /// The laws that differ from that run's, when its manifest names them.
+    pub laws: Option<LawChanges>,
+    /// Units whose judgement (pass, failed laws, gap) changed.
+    pub units_changed: usize,
 }
 
-pub fn file_sha256(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf)?;
-        if n == 0 {
-            break;
+/// How a pack's laws differ from those a run was judged with, by law name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LawChanges {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub added: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edited: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
+}
+
+impl LawChanges {
+    /// `then` (law name → digest, as a manifest keeps them) against the pack's laws now.
+    pub fn between(then: &BTreeMap<String, String>, pack: &Pack) -> LawChanges {
+        let now: BTreeMap<&str, &str> = pack
+            .laws
+            .iter()
+            .zip(&pack.law_digests)
+            .map(|(law, digest)| (law.name.as_str(), digest.as_str()))
+            .collect();
+        LawChanges {
+            added: now
+                .keys()
+                .filter(|name| !then.contains_key(**name))
+                .map(|n| n.to_string())
+                .collect(),
+            edited: now
+                .iter()
+                .filter(|(name, digest)| then.get(**name).is_some_and(|d| d != *digest))
+                .map(|(n, _)| n.to_string())
+                .collect(),
+            removed: then
+                .keys()
+                .filter(|name| !now.contains_key(name.as_str()))
+                .cloned()
+                .collect(),
         }
-        hasher.update(&buf[..n]);
     }
-    Ok(format!("{:x}", hasher.finalize()))
-}
 
-/// The commit of the repository holding `dir`, with `+dirty` when it has uncommitted changes.
-pub fn git_revision(dir: &Path) -> Option<String> {
-    let run = |args: &[&str]| {
-        std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    };
-    let rev = run(&["rev-parse", "HEAD"])?;
-    let dirty = run(&["status", "--porcelain", "--", "."]).is_some_and(|s| !s.is_empty());
-    Some(if dirty { format!("{rev}+dirty") } else { rev })
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.edited.is_empty() && self.removed.is_empty()
+    }
+
+    /// `added a, b; edited c; removed d`, or `none`.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = [
+            ("added", &self.added),
+            ("edited", &self.edited),
+            ("removed", &self.removed),
+        ]
+        .into_iter()
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(what, names)| format!("{what} {}", names.join(", ")))
+        .collect();
+        if parts.is_empty() {
+            "none".into()
+        } else {
+            parts.join("; ")
+        }
+    }
 }
 
 #[cfg(test)]
@@ -384,7 +400,7 @@ mod tests {
     use super::*;
 
     fn manifest(record: &str, fixtures: &str) -> Manifest {
-        let text = include_str!("../../tests/data/manifest-example.json");
+        let text = include_str!("../../../tests/data/manifest-example.json");
         let mut manifest: Manifest = serde_json::from_str(text).expect("the example manifest");
         manifest.record = record.to_string();
         manifest.inputs.as_mut().expect("input hashes").fixtures = fixtures.to_string();

@@ -1,0 +1,117 @@
+//! A run folder read back: its manifest, its journal (every line a unit of the manifest's plan),
+//! its profile when there is one, and each sample's prompt from the corpus the manifest names
+//! (the journal keeps transcripts, not prompts). The summary comes from the journal through
+//! `stats::summarize`, exactly as `run` computes it, so a past run's reports can be rebuilt.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::anyhow;
+
+use super::folder::{JOURNAL_FILE, MANIFEST_FILE, PROFILE_FILE};
+use super::journal::{self, JournalEntry};
+use super::manifest::{self, Manifest};
+use crate::eval::corpus::parse_corpus;
+use crate::eval::digest::sha256_hex;
+use crate::eval::stats::{self, StatsError, Summary};
+use crate::exec::profile::Profile;
+
+/// Everything a run's reports are made of.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// The journal's entries of the arms the run ran.
+    pub entries: Vec<JournalEntry>,
+    pub profile: Option<Profile>,
+    /// Each sample's last user message, by sample id.
+    pub prompts: BTreeMap<String, String>,
+    /// Said in the report when the prompts could not be read (the corpus moved or changed).
+    pub prompts_note: Option<String>,
+}
+
+/// Reads a run folder: its journal and manifest (both required), its profile if present, and
+/// the prompts of the corpus its manifest names when that corpus is unchanged.
+pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
+    let manifest = manifest::read(&dir.join(MANIFEST_FILE))?;
+    let (prompts, prompts_note) = match corpus_prompts(&manifest) {
+        Ok(prompts) => (prompts, None),
+        Err(note) => (BTreeMap::new(), Some(note)),
+    };
+    // Every line must be a unit of the run's plan: its arm, its seed, a sample of its corpus
+    // when the corpus is at hand.
+    let plan =
+        manifest.plan_shape((prompts_note.is_none()).then(|| prompts.keys().cloned().collect()));
+    let entries = journal::read_in_plan(&dir.join(JOURNAL_FILE), &plan)?;
+    let profile_path = dir.join(PROFILE_FILE);
+    let profile = match std::fs::read_to_string(&profile_path) {
+        Ok(text) => Some(
+            serde_json::from_str::<Profile>(&text)
+                .map_err(|e| anyhow!("{}: not a profile: {e}", profile_path.display()))?,
+        ),
+        Err(_) => None,
+    };
+    Ok(RunRecord {
+        dir: dir.to_path_buf(),
+        manifest,
+        entries,
+        profile,
+        prompts,
+        prompts_note,
+    })
+}
+
+/// The prompts of the corpus the manifest names, if it is still there and unchanged; else why
+/// not, in words for the report.
+fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, String> {
+    let path = Path::new(&manifest.corpus);
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        format!(
+            "prompts not shown: the corpus {} cannot be read from here ({e})",
+            path.display()
+        )
+    })?;
+    if sha256_hex(text.as_bytes()) != manifest.corpus_sha256 {
+        return Err(format!(
+            "prompts not shown: the corpus {} changed since the run (its sha256 differs from the manifest's)",
+            path.display()
+        ));
+    }
+    let samples = parse_corpus(&text, path).map_err(|e| format!("prompts not shown: {e}"))?;
+    Ok(samples
+        .iter()
+        .map(|s| (s.id.clone(), s.prompt_text().to_string()))
+        .collect())
+}
+
+/// A run's comparisons from its journal entries, each variant named as its manifest names it:
+/// the one computation behind `run`, `merge` and `report`.
+pub fn summary(manifest: &Manifest, entries: &[JournalEntry]) -> Result<Summary, StatsError> {
+    summary_at(manifest, entries, stats::Effort::REPORT)
+}
+
+/// [`summary`] at another effort. A sequential run is summarized at its last look, with the
+/// looks before it, from the repeats that look had seen.
+pub fn summary_at(
+    manifest: &Manifest,
+    entries: &[JournalEntry],
+    effort: stats::Effort,
+) -> Result<Summary, StatsError> {
+    let mut outcomes = journal::outcomes(entries);
+    let looks = manifest.sequential.as_ref().and_then(|s| s.looks());
+    if let Some(last) = looks.as_ref().and_then(|l| l.at.last().copied()) {
+        outcomes.retain(|o| o.repeat < last);
+    }
+    let mut summary = stats::summarize_looked(&outcomes, effort, looks.as_ref())?;
+    summary.label_variants(&manifest.variant_labels());
+    summary.label_control(manifest.control_removes.name());
+    Ok(summary)
+}
+
+impl RunRecord {
+    /// Every comparison, computed from the journal.
+    pub fn summary(&self) -> anyhow::Result<Summary> {
+        summary(&self.manifest, &self.entries)
+            .map_err(|e| anyhow!("{}: {e}", self.dir.join(JOURNAL_FILE).display()))
+    }
+}

@@ -1,0 +1,168 @@
+//! The skills trees a run compares: the baseline, each variant laid over it, and the control
+//! (the skill under test with its body, or its description, removed).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+
+use crate::eval::pack::{ControlPart, Pack};
+use crate::eval::stats::{self, Arm};
+use crate::harness::skills::SkillTree;
+
+/// The skills trees a run compares.
+pub struct Arms {
+    /// The skill under test with an empty body: its name and description are still offered
+    /// (and it is still preloaded when the pack preloads it), so only the body is missing.
+    pub control: SkillTree,
+    pub baseline: SkillTree,
+    pub variant: SkillTree,
+    /// The trees of the second and further variants (arms `variant2`…).
+    pub more: Vec<SkillTree>,
+    /// No variant: the baseline against itself.
+    pub aa: bool,
+}
+
+impl Arms {
+    pub fn tree(&self, arm: Arm) -> &SkillTree {
+        match arm {
+            Arm::Control => &self.control,
+            Arm::Baseline => &self.baseline,
+            Arm::Variant => &self.variant,
+            Arm::More(i) => &self.more[usize::from(i)],
+        }
+    }
+
+    /// How many variants the run compares (one for an A/A run).
+    pub fn variant_count(&self) -> usize {
+        1 + self.more.len()
+    }
+}
+
+/// Where the control arm's skill says it came from.
+const CONTROL_SOURCE: &str = "<control: the skill with an empty body>";
+
+/// `tree` with the part `pack.control` names removed from the skill under test: its body
+/// emptied (its front matter kept), or its description (its body kept).
+fn control_tree(pack: &Pack, tree: &SkillTree) -> anyhow::Result<SkillTree> {
+    match pack.control {
+        ControlPart::Body => tree.with_overlay(&pack.skill, "", Path::new(CONTROL_SOURCE)),
+        ControlPart::Description => tree
+            .with_description(&pack.skill, "")
+            .ok_or_else(|| anyhow!("skill {:?} is not in the skills tree", pack.skill)),
+    }
+}
+
+/// The baseline tree and the variant laid over it. The skill under test must be in the
+/// baseline, unless the variant adds it (a variant with front matter naming it): that run
+/// measures what adding the skill does.
+pub fn arms(
+    pack: &Pack,
+    skills_dir: Option<&Path>,
+    variant: Option<&Path>,
+) -> anyhow::Result<Arms> {
+    let Some(path) = variant else {
+        let baseline = pack.skills(skills_dir)?;
+        return Ok(Arms {
+            control: control_tree(pack, &baseline)?,
+            variant: baseline.clone(),
+            baseline,
+            more: Vec::new(),
+            aa: true,
+        });
+    };
+    let text = crate::harness::skills::read_variant(path)?;
+    let baseline = match pack.skills(skills_dir) {
+        Ok(tree) => tree,
+        Err(absent) => {
+            let dir = skills_dir.unwrap_or(&pack.skills_dir);
+            let tree = SkillTree::load(dir)?;
+            if tree.get(&pack.skill).is_some() {
+                return Err(absent);
+            }
+            if !crate::harness::skills::has_front_matter(&text) {
+                bail!(
+                    "{}: front matter: the variant has none, and skill {:?} is not in the baseline tree {}, so there is no skill to lay it over; start the file with front matter (`name: {}`, `description`) to add the skill",
+                    path.display(),
+                    pack.skill,
+                    dir.display(),
+                    pack.skill
+                );
+            }
+            tree
+        }
+    };
+    let variant = overlay_variant(pack, &baseline, &text, path)?;
+    // The skill's front matter comes from the baseline, or from the variant when it adds the
+    // skill.
+    let control = match baseline.get(&pack.skill) {
+        Some(_) => control_tree(pack, &baseline)?,
+        None => control_tree(pack, &variant)?,
+    };
+    Ok(Arms {
+        control,
+        baseline,
+        variant,
+        more: Vec::new(),
+        aa: false,
+    })
+}
+
+/// The baseline with one variant's text laid over the skill under test.
+fn overlay_variant(
+    pack: &Pack,
+    baseline: &SkillTree,
+    text: &str,
+    path: &Path,
+) -> anyhow::Result<SkillTree> {
+    let variant = baseline.with_overlay(&pack.skill, text, path)?;
+    if variant.get(&pack.skill).is_none() {
+        bail!(
+            "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
+            path.display(),
+            pack.skill
+        );
+    }
+    Ok(variant)
+}
+
+/// The arms of a run with several variants: [`arms`] for the first, then each further one laid
+/// over the same baseline. Each file may be named once.
+pub fn arms_with_variants(
+    pack: &Pack,
+    skills_dir: Option<&Path>,
+    variant: Option<&Path>,
+    more_variants: &[PathBuf],
+) -> anyhow::Result<Arms> {
+    let mut arms = arms(pack, skills_dir, variant)?;
+    if more_variants.is_empty() {
+        return Ok(arms);
+    }
+    let Some(first) = variant else {
+        bail!("--variant: further variants need a first one");
+    };
+    if 1 + more_variants.len() > stats::MAX_VARIANTS {
+        bail!(
+            "--variant: {} variants given; one run compares at most {}",
+            1 + more_variants.len(),
+            stats::MAX_VARIANTS
+        );
+    }
+    let mut seen = vec![first.to_path_buf()];
+    for path in more_variants {
+        if seen.iter().any(|p| same_file(p, path)) {
+            bail!("--variant {}: named twice", path.display());
+        }
+        seen.push(path.clone());
+        let text = crate::harness::skills::read_variant(path)?;
+        arms.more
+            .push(overlay_variant(pack, &arms.baseline, &text, path)?);
+    }
+    Ok(arms)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
