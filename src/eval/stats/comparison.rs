@@ -7,7 +7,7 @@ use super::arm::Arm;
 use super::outcome::Outcome;
 use super::pairs::{index, PairKey, RowInput, SampleRuns, ScoredPair, StatsError};
 use super::results::{Comparison, HeldShare, LawFailures, Row, Verdict};
-use super::rows::{finish_row, raw_row, Measure, RawRow, RowPower};
+use super::rows::{finish_row, raw_row, Measure, RawRow};
 use super::{family, method, sequential, Effort, ALPHA};
 
 /// Compares `treatment` against `reference` over the outcomes of a run; `name` names the
@@ -18,25 +18,15 @@ pub fn compare(
     reference: Arm,
     treatment: Arm,
 ) -> Result<Comparison, StatsError> {
-    compare_with_power(outcomes, name, reference, treatment).map(|(comparison, _)| comparison)
-}
-
-/// The [`RowPower`] of every row of a comparison, in the comparison's order.
-#[derive(Debug, Clone)]
-pub struct Powers {
-    pub categories: Vec<RowPower>,
-    pub total: RowPower,
-    pub laws: Vec<RowPower>,
-}
-
-/// [`compare`], with what each row's MDE rests on.
-pub fn compare_with_power(
-    outcomes: &[Outcome],
-    name: &str,
-    reference: Arm,
-    treatment: Arm,
-) -> Result<(Comparison, Powers), StatsError> {
-    let mut one = compare_many(outcomes, &[name.to_string()], reference, &[treatment])?;
+    let names = [name.to_string()];
+    let mut one = compare_many_looked(
+        outcomes,
+        &names,
+        reference,
+        &[treatment],
+        Effort::REPORT,
+        None,
+    )?;
     Ok(one.remove(0))
 }
 
@@ -46,28 +36,9 @@ pub fn compare_with_power(
 /// step-down test of [`family`]; with several treatments each family gets α over their number
 /// (Bonferroni), so the run as a whole calls something by chance in at most α of runs, however
 /// many variants and rows it shows.
-pub fn compare_many(
-    outcomes: &[Outcome],
-    names: &[String],
-    reference: Arm,
-    treatments: &[Arm],
-) -> Result<Vec<(Comparison, Powers)>, StatsError> {
-    compare_many_with(outcomes, names, reference, treatments, Effort::REPORT)
-}
-
-/// [`compare_many`] at another effort.
-pub fn compare_many_with(
-    outcomes: &[Outcome],
-    names: &[String],
-    reference: Arm,
-    treatments: &[Arm],
-    effort: Effort,
-) -> Result<Vec<(Comparison, Powers)>, StatsError> {
-    compare_many_looked(outcomes, names, reference, treatments, effort, None)
-}
-
-/// [`compare_many_with`], under the looks of a sequential run when `looks` is given: the
-/// outcomes are those of its last look, and each earlier look sees the repeats it had.
+///
+/// Under the looks of a sequential run when `looks` is given: the outcomes are those of its
+/// last look, and each earlier look sees the repeats it had.
 pub fn compare_many_looked(
     outcomes: &[Outcome],
     names: &[String],
@@ -75,7 +46,7 @@ pub fn compare_many_looked(
     treatments: &[Arm],
     effort: Effort,
     looks: Option<&sequential::Looks>,
-) -> Result<Vec<(Comparison, Powers)>, StatsError> {
+) -> Result<Vec<Comparison>, StatsError> {
     assert_eq!(names.len(), treatments.len(), "one name per treatment");
     let runs = index(outcomes)?;
     // Earlier looks need only each row's per-sample differences.
@@ -122,7 +93,7 @@ fn finish_comparison(
     reference: Arm,
     families: usize,
     effort: Effort,
-) -> (Comparison, Powers) {
+) -> Comparison {
     let RawComparison {
         name,
         treatment,
@@ -203,22 +174,20 @@ fn finish_comparison(
                 effort.power,
             );
             if let Some((looks, _)) = &design {
-                finished.0.conditional_power = Some(if called {
+                finished.conditional_power = Some(if called {
                     1.0
                 } else {
-                    row_conditional_power(&finished.0, looks, level)
+                    row_conditional_power(&finished, looks, level)
                 });
             }
             finished
         });
-    let category_results: Vec<(Row, RowPower)> = finished.by_ref().take(c).collect();
-    let (mut total, total_power) = finished.next().expect("the total is tested");
-    let law_results: Vec<(Row, RowPower)> = finished.by_ref().take(l).collect();
-    let held_results: Vec<Row> = finished.by_ref().take(h).map(|(row, _)| row).collect();
-    let held_total = has_held_total.then(|| finished.next().expect("the held total").0);
+    let mut category_rows: Vec<Row> = finished.by_ref().take(c).collect();
+    let mut total = finished.next().expect("the total is tested");
+    let law_rows: Vec<Row> = finished.by_ref().take(l).collect();
+    let held_results: Vec<Row> = finished.by_ref().take(h).collect();
+    let held_total = has_held_total.then(|| finished.next().expect("the held total"));
 
-    let (mut category_rows, category_powers): (Vec<Row>, Vec<RowPower>) =
-        category_results.into_iter().unzip();
     for (row, held) in category_rows.iter_mut().zip(held_results) {
         attach_held(row, &held);
     }
@@ -235,12 +204,11 @@ fn finish_comparison(
     if directions.len() == 2 {
         total.verdict = Verdict::Mixed;
     }
-    let (law_rows, law_powers): (Vec<Row>, Vec<RowPower>) = law_results.into_iter().unzip();
     let open_rows = match design {
         Some(_) => open_rows(&category_rows, &total, &law_rows),
         None => Vec::new(),
     };
-    let comparison = Comparison {
+    Comparison {
         name,
         label: None,
         reference,
@@ -250,13 +218,7 @@ fn finish_comparison(
         laws: law_rows,
         law_failures,
         open_rows,
-    };
-    let powers = Powers {
-        categories: category_powers,
-        total: total_power,
-        laws: law_powers,
-    };
-    (comparison, powers)
+    }
 }
 
 /// The chance a row not yet called is called by the last planned repeat, if its Δ so far is
@@ -337,12 +299,12 @@ fn attach_held(row: &mut Row, held: &Row) {
 }
 
 /// One comparison's rows before its family is tested.
-struct RawComparison {
+pub(super) struct RawComparison {
     name: String,
     treatment: Arm,
-    categories: Vec<RawRow>,
-    total: RawRow,
-    laws: Vec<RawRow>,
+    pub(super) categories: Vec<RawRow>,
+    pub(super) total: RawRow,
+    pub(super) laws: Vec<RawRow>,
     /// The categories and the total on the share of laws held, in the same order.
     /// Empty when no run recorded its laws: the share would only repeat the pass.
     held_categories: Vec<RawRow>,
@@ -350,7 +312,7 @@ struct RawComparison {
     law_failures: Vec<LawFailures>,
 }
 
-fn raw_comparison(
+pub(super) fn raw_comparison(
     runs: &BTreeMap<PairKey<'_>, BTreeMap<Arm, &Outcome>>,
     name: &str,
     reference: Arm,

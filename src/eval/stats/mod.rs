@@ -110,8 +110,10 @@ pub mod sequential;
 
 mod arm;
 mod comparison;
+mod mde;
 mod outcome;
 mod pairs;
+mod powers;
 mod results;
 mod rows;
 mod summary;
@@ -119,17 +121,16 @@ mod summary;
 mod tests;
 
 pub use arm::{Arm, MAX_VARIANTS};
-pub use comparison::{
-    compare, compare_many, compare_many_looked, compare_many_with, compare_with_power, Powers,
-};
+pub use comparison::{compare, compare_many_looked};
+pub use mde::RowPower;
 pub use method::Interval;
 pub use outcome::Outcome;
 pub use pairs::StatsError;
+pub use powers::{compare_many, compare_many_with, compare_with_power, Powers};
 pub use results::{
     ArmSummary, Band, Comparison, FlakySample, HeldShare, LawFailures, RepeatsNeeded, Row, Summary,
     Verdict,
 };
-pub use rows::RowPower;
 pub use summary::{any_worse, summarize, summarize_looked, summarize_with, wording_name};
 
 /// Family-wise significance level.

@@ -4,54 +4,12 @@
 use std::collections::BTreeMap;
 
 use super::arm::Arm;
+use super::mde::{repeats_for_target, RowPower};
 use super::method::{self, Interval};
 use super::outcome::Outcome;
 use super::pairs::{RowInput, Run};
 use super::results::{ArmSummary, Band, RepeatsNeeded, Row, Verdict};
-use super::{Effort, ALPHA, CONFIDENCE, POWER, SIMULATED_BELOW, TARGET_EFFECT};
-
-/// What a row's MDE rests on: asked for the power at any true change, it gives what the row
-/// promises a reader.
-#[derive(Debug, Clone)]
-pub enum RowPower {
-    /// A simulation of the row's own test (rows of fewer than [`SIMULATED_BELOW`] samples).
-    Simulated(method::PowerModel),
-    /// The one-sample t-test's formula (larger rows).
-    Formula {
-        samples: usize,
-        variance: f64,
-        degrees_of_freedom: usize,
-        step: f64,
-        level: f64,
-    },
-    /// No samples, or no variance to go on.
-    Unknown,
-}
-
-impl RowPower {
-    /// The chance that the row's verdict finds a true mean change `effect` (positive: the
-    /// treatment passes more); `None` when nothing is known or the change cannot happen.
-    pub fn power(&self, effect: f64) -> Option<f64> {
-        match self {
-            RowPower::Simulated(model) => model.power(effect),
-            &RowPower::Formula {
-                samples,
-                variance,
-                degrees_of_freedom,
-                step,
-                level,
-            } => Some(method::promised_power(
-                samples,
-                variance,
-                degrees_of_freedom,
-                step,
-                level,
-                effect,
-            )),
-            RowPower::Unknown => None,
-        }
-    }
-}
+use super::{Effort, ALPHA, CONFIDENCE, SIMULATED_BELOW};
 
 /// A row before its family is known, with what its power simulation needs.
 pub(super) struct RawRow {
@@ -76,6 +34,28 @@ impl RawRow {
     pub(super) fn in_group(mut self, group: usize) -> RawRow {
         self.group = group;
         self
+    }
+
+    /// What the row's MDE rests on once its family gave it the raw p it needs, `level`: the
+    /// report's MDEs come from it, and the simulations that check them ask it for the power.
+    pub(super) fn power_at(&self, level: f64, with_power: bool) -> RowPower {
+        let row = &self.row;
+        if row.samples == 0 || !self.binary || level <= 0.0 || !with_power {
+            RowPower::Unknown
+        } else if row.samples < SIMULATED_BELOW {
+            RowPower::Simulated(method::PowerModel::new(&self.samples, level, self.seed))
+        } else {
+            match row.variance {
+                Some(variance) => RowPower::Formula {
+                    samples: row.samples,
+                    variance,
+                    degrees_of_freedom: row.degrees_of_freedom,
+                    step: row.step,
+                    level,
+                },
+                None => RowPower::Unknown,
+            }
+        }
     }
 }
 
@@ -295,8 +275,8 @@ pub(super) fn raw_row(
     }
 }
 
-/// The verdict rule of the [stats module's docs](super). `critical` is the raw p a row needs when it
-/// is its family's only change (the level its MDE is computed at), `family_level` the
+/// The verdict rule of the [stats module's docs](super). `critical` is the raw p a row needs
+/// when it is its family's only change (the level its MDE is computed at), `family_level` the
 /// family's error rate, `p_adjusted` the row's adjusted p, `monte_carlo` its raw p over the
 /// family's flips (the p a graded row reports).
 #[allow(clippy::too_many_arguments)]
@@ -308,13 +288,10 @@ pub(super) fn finish_row(
     called: bool,
     monte_carlo: f64,
     with_power: bool,
-) -> (Row, RowPower) {
+) -> Row {
+    let power = raw.power_at(critical, with_power);
     let RawRow {
-        mut row,
-        samples,
-        binary,
-        seed,
-        ..
+        mut row, binary, ..
     } = raw;
     row.level = critical;
     row.p_adjusted = p_adjusted;
@@ -323,52 +300,13 @@ pub(super) fn finish_row(
     }
     if row.samples == 0 {
         row.verdict = Verdict::NoData;
-        return (row, RowPower::Unknown);
+        return row;
     }
-    let power = if !binary || critical <= 0.0 || !with_power {
-        RowPower::Unknown
-    } else if row.samples < SIMULATED_BELOW {
+    if matches!(power, RowPower::Simulated(_)) {
         // The floor does not enter a simulated MDE: the smoothed probabilities take its place.
         row.mde_floored = false;
-        RowPower::Simulated(method::PowerModel::new(&samples, critical, seed))
-    } else {
-        match row.variance {
-            Some(variance) => RowPower::Formula {
-                samples: row.samples,
-                variance,
-                degrees_of_freedom: row.degrees_of_freedom,
-                step: row.step,
-                level: critical,
-            },
-            None => RowPower::Unknown,
-        }
-    };
-    let reference_rate = row.reference.rate.unwrap_or(0.0);
-    let (rise, decline) = match &power {
-        RowPower::Simulated(model) => model.detectable_effects(POWER),
-        RowPower::Formula {
-            samples,
-            variance,
-            degrees_of_freedom,
-            step,
-            level,
-        } => {
-            let mde = method::detectable_effect(
-                *samples,
-                *variance,
-                *degrees_of_freedom,
-                *step,
-                *level,
-                POWER,
-            );
-            // A change the reference leaves no room for cannot be found, whatever the formula.
-            (
-                mde.filter(|m| *m <= 1.0 - reference_rate),
-                mde.filter(|m| *m <= reference_rate),
-            )
-        }
-        RowPower::Unknown => (None, None),
-    };
+    }
+    let (rise, decline) = power.detectable_effects(row.reference.rate.unwrap_or(0.0));
     row.mde_rise = rise;
     row.mde_decline = decline;
     row.mde = match (rise, decline) {
@@ -376,26 +314,7 @@ pub(super) fn finish_row(
         (Some(m), None) | (None, Some(m)) => Some(m),
         (None, None) => None,
     };
-    row.repeats_for_target = match (binary, row.between_samples, row.between_repeats) {
-        (true, Some(tau), Some(noise)) if critical > 0.0 => {
-            let df = row.degrees_of_freedom;
-            let room = method::largest_variance_for(
-                row.samples,
-                df,
-                row.step,
-                TARGET_EFFECT,
-                critical,
-                POWER,
-            );
-            match room {
-                Some(room) if room > tau => {
-                    RepeatsNeeded::Repeats(((noise / (room - tau)).ceil() as u64).max(1))
-                }
-                _ => RepeatsNeeded::MoreSamples,
-            }
-        }
-        _ => RepeatsNeeded::Unknown,
-    };
+    row.repeats_for_target = repeats_for_target(&row, binary, critical);
     let significant = called;
     row.verdict = match row.interval {
         Some(i) if significant && i.low > 0.0 => Verdict::Better,
@@ -404,7 +323,7 @@ pub(super) fn finish_row(
         _ if row.smallest_p >= family_level => Verdict::TooFewSamples,
         _ => Verdict::NoChange,
     };
-    (row, power)
+    row
 }
 
 fn arm_summary(

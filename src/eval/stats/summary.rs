@@ -38,7 +38,7 @@ pub fn summarize_looked(
                 effort,
                 looks,
             )
-            .map(|mut one| one.remove(0).0)
+            .map(|mut one| one.remove(0))
         })
         .transpose()?;
     let variants: BTreeSet<Arm> = outcomes
@@ -54,9 +54,8 @@ pub fn summarize_looked(
             .into_iter();
     let wording = wordings
         .next()
-        .expect("the first variant is always compared")
-        .0;
-    let more_wordings = wordings.map(|(comparison, _)| comparison).collect();
+        .expect("the first variant is always compared");
+    let more_wordings = wordings.collect();
     let repeats: BTreeSet<u32> = outcomes.iter().map(|o| o.repeat).collect();
     Ok(Summary {
         alpha: ALPHA,
