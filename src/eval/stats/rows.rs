@@ -90,24 +90,14 @@ impl Measure<'_> {
 pub(super) fn raw_row(
     comparison: &str,
     name: &str,
-    (reference, treatment): (Arm, Arm),
+    arms: (Arm, Arm),
     input: &RowInput,
     measure: Measure,
     effort: Effort,
 ) -> RawRow {
-    let score = |o: &Outcome| measure.score(o);
     let binary = measure.binary();
-    let passed = |o: &Outcome| score(o) >= 1.0;
-    // Per sample: scored repeats m, reference and treatment scores summed over repeats.
-    let sums: Vec<(&str, usize, f64, f64)> = input
-        .samples
-        .iter()
-        .map(|(category, repeats)| {
-            let reference_sum: f64 = repeats.iter().map(|(_, r, _)| score(r)).sum();
-            let treatment_sum: f64 = repeats.iter().map(|(_, _, t)| score(t)).sum();
-            (*category, repeats.len(), reference_sum, treatment_sum)
-        })
-        .collect();
+    let sums = sample_sums(input, measure);
+    // Per sample: category, scored repeats m, reference and treatment passes.
     let counts: Vec<(&str, usize, usize, usize)> = sums
         .iter()
         .map(|&(c, m, r, t)| (c, m, r.round() as usize, t.round() as usize))
@@ -123,32 +113,12 @@ pub(super) fn raw_row(
         .zip(&differences)
         .map(|((_, repeats), &d)| (repeats[0].1.sample_id.clone(), d))
         .collect();
-
-    let mut strata: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-    for (&(category, ..), &d) in counts.iter().zip(&differences) {
-        strata.entry(category).or_default().push(d);
-    }
-    let strata: Vec<Vec<f64>> = strata.into_values().collect();
+    let strata = strata_by_category(&counts, &differences);
     let seed = method::seed_for(&[comparison, name]);
-
-    // The differences as integers over the least common multiple of the repeat counts.
-    let denominator = counts
-        .iter()
-        .fold(1usize, |l, &(_, m, ..)| method::lcm(l, m));
-    let numerators: Vec<i64> = counts
-        .iter()
-        .map(|&(_, m, r, t)| (t as i64 - r as i64) * (denominator / m) as i64)
-        .collect();
+    let (denominator, numerators) = over_common_denominator(&counts);
 
     let delta = (n > 0).then(|| differences.iter().sum::<f64>() / n as f64);
-    // The rescaled bootstrap can reach past what a difference of pass rates can be.
-    let interval =
-        method::bootstrap_mean_interval(&strata, effort.bootstrap_resamples, CONFIDENCE, seed).map(
-            |i| Interval {
-                low: i.low.max(-1.0),
-                high: i.high.min(1.0),
-            },
-        );
+    let interval = clipped_interval(&strata, effort.bootstrap_resamples, seed);
     // A graded row's p comes from the family's flips; a pass-or-fail row's is exact when the
     // distribution fits in its table.
     let (p_value, p_exact) = if binary {
@@ -156,84 +126,15 @@ pub(super) fn raw_row(
     } else {
         (1.0, false)
     };
-
-    // Variance of d, pooled within categories.
-    let df = n.saturating_sub(strata.len());
-    let within: f64 = strata
-        .iter()
-        .map(|s| {
-            let mean = s.iter().sum::<f64>() / s.len() as f64;
-            s.iter().map(|d| (d - mean).powi(2)).sum::<f64>()
-        })
-        .sum();
-    let observed = (df > 0).then(|| within / df as f64);
-    let runs: usize = counts.iter().map(|c| c.1).sum();
-    let mean_repeats = if n > 0 { runs as f64 / n as f64 } else { 0.0 };
-    let passes: usize = counts.iter().map(|c| c.2 + c.3).sum();
-    let pooled = (passes as f64 + mean_repeats) / (2.0 * runs as f64 + 2.0 * mean_repeats);
-    let floor = 2.0 * pooled * (1.0 - pooled) / mean_repeats;
-    let resolution = 1.0 / (n as f64 * mean_repeats * mean_repeats);
-    let (variance, mde_floored) = match observed {
-        Some(v) if v < resolution => (Some(v.max(floor)), floor > v),
-        other => (other, false),
-    };
-
-    // Repeat-to-repeat noise: per-repeat differences around their sample's mean.
-    let (mut squares, mut degrees) = (0.0, 0usize);
-    for (_, repeats) in &input.samples {
-        let per_repeat: Vec<f64> = repeats
-            .iter()
-            .map(|(_, r, t)| score(t) - score(r))
-            .collect();
-        let mean = per_repeat.iter().sum::<f64>() / per_repeat.len() as f64;
-        squares += per_repeat.iter().map(|e| (e - mean).powi(2)).sum::<f64>();
-        degrees += per_repeat.len() - 1;
-    }
-    let (between_samples, between_repeats) = match (variance, degrees) {
-        (Some(v), _) if mde_floored => (Some(0.0), Some(v * mean_repeats)),
-        (Some(v), d) if d > 0 => {
-            let noise = squares / d as f64;
-            (Some((v - noise / mean_repeats).max(0.0)), Some(noise))
-        }
-        (Some(_), _) => (None, None),
-        (None, _) => (None, None),
-    };
-
-    let mean_score = |side: &dyn Fn(&Run) -> f64| -> Option<f64> {
-        (n > 0).then(|| {
-            input
-                .samples
-                .iter()
-                .map(|(_, repeats)| repeats.iter().map(side).sum::<f64>() / repeats.len() as f64)
-                .sum::<f64>()
-                / n as f64
-        })
-    };
-    let mut reference_summary = arm_summary(
-        reference,
-        &input.samples,
-        &|x| passed(x.1),
-        &|x| x.1.errored,
-        &|x| x.1.gapped,
-    );
-    let mut treatment_summary = arm_summary(
-        treatment,
-        &input.samples,
-        &|x| passed(x.2),
-        &|x| x.2.errored,
-        &|x| x.2.gapped,
-    );
-    if !binary {
-        reference_summary.rate = mean_score(&|x| score(x.1));
-        treatment_summary.rate = mean_score(&|x| score(x.2));
-    }
+    let spread = Spread::of(&strata, &counts, input, measure);
+    let (reference, treatment) = arm_summaries(arms, input, measure);
 
     let row = Row {
         name: name.to_string(),
         samples: n,
-        pairs: runs,
-        reference: reference_summary,
-        treatment: treatment_summary,
+        pairs: counts.iter().map(|c| c.1).sum(),
+        reference,
+        treatment,
         delta,
         interval,
         p_value,
@@ -246,19 +147,19 @@ pub(super) fn raw_row(
             method::smallest_sign_flip_p(differences.iter().filter(|d| **d != 0.0).count())
         },
         mde: None,
-        mde_floored,
+        mde_floored: spread.floored,
         mde_rise: None,
         mde_decline: None,
         held: None,
-        variance,
-        degrees_of_freedom: df,
+        variance: spread.variance,
+        degrees_of_freedom: spread.degrees_of_freedom,
         step: if n > 0 {
             2.0 / (n as f64 * denominator as f64)
         } else {
             0.0
         },
-        between_samples,
-        between_repeats,
+        between_samples: spread.between_samples,
+        between_repeats: spread.between_repeats,
         repeats_for_target: RepeatsNeeded::Unknown,
         verdict: Verdict::NoData,
         conditional_power: None,
@@ -273,6 +174,173 @@ pub(super) fn raw_row(
         seed: method::seed_for(&[comparison, name, "power"]),
         group: 0,
     }
+}
+
+/// Per sample: its category, its scored repeats m, and the reference's and the treatment's
+/// scores summed over those repeats.
+fn sample_sums<'a>(input: &RowInput<'a>, measure: Measure) -> Vec<(&'a str, usize, f64, f64)> {
+    input
+        .samples
+        .iter()
+        .map(|(category, repeats)| {
+            let reference_sum: f64 = repeats.iter().map(|(_, r, _)| measure.score(r)).sum();
+            let treatment_sum: f64 = repeats.iter().map(|(_, _, t)| measure.score(t)).sum();
+            (*category, repeats.len(), reference_sum, treatment_sum)
+        })
+        .collect()
+}
+
+/// The per-sample differences grouped by category, in category order: the bootstrap's strata.
+fn strata_by_category(
+    counts: &[(&str, usize, usize, usize)],
+    differences: &[f64],
+) -> Vec<Vec<f64>> {
+    let mut strata: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for (&(category, ..), &d) in counts.iter().zip(differences) {
+        strata.entry(category).or_default().push(d);
+    }
+    strata.into_values().collect()
+}
+
+/// The differences as integers over the least common multiple of the repeat counts, so that
+/// the sign-flip test decides ties exactly: (denominator, numerators).
+fn over_common_denominator(counts: &[(&str, usize, usize, usize)]) -> (usize, Vec<i64>) {
+    let denominator = counts
+        .iter()
+        .fold(1usize, |l, &(_, m, ..)| method::lcm(l, m));
+    let numerators = counts
+        .iter()
+        .map(|&(_, m, r, t)| (t as i64 - r as i64) * (denominator / m) as i64)
+        .collect();
+    (denominator, numerators)
+}
+
+/// The bootstrap interval of Δ, clipped to ±1: the rescaled bootstrap can reach past what a
+/// difference of pass rates can be.
+fn clipped_interval(strata: &[Vec<f64>], resamples: usize, seed: u64) -> Option<Interval> {
+    method::bootstrap_mean_interval(strata, resamples, CONFIDENCE, seed).map(|i| Interval {
+        low: i.low.max(-1.0),
+        high: i.high.min(1.0),
+    })
+}
+
+/// The variance of a row's per-sample differences behind its MDE, and its split into the
+/// spread of the samples' true differences and the repeat-to-repeat noise.
+struct Spread {
+    variance: Option<f64>,
+    /// The variance is the floor, not the observed one.
+    floored: bool,
+    degrees_of_freedom: usize,
+    between_samples: Option<f64>,
+    between_repeats: Option<f64>,
+}
+
+impl Spread {
+    fn of(
+        strata: &[Vec<f64>],
+        counts: &[(&str, usize, usize, usize)],
+        input: &RowInput,
+        measure: Measure,
+    ) -> Spread {
+        let n = counts.len();
+        // Variance of d, pooled within categories.
+        let df = n.saturating_sub(strata.len());
+        let within: f64 = strata
+            .iter()
+            .map(|s| {
+                let mean = s.iter().sum::<f64>() / s.len() as f64;
+                s.iter().map(|d| (d - mean).powi(2)).sum::<f64>()
+            })
+            .sum();
+        let observed = (df > 0).then(|| within / df as f64);
+        let runs: usize = counts.iter().map(|c| c.1).sum();
+        let mean_repeats = if n > 0 { runs as f64 / n as f64 } else { 0.0 };
+        let passes: usize = counts.iter().map(|c| c.2 + c.3).sum();
+        // Below what one sample moving by one repeat would give, the data cannot tell the
+        // spread: floor it at independent draws around the pooled pass rate.
+        let pooled = (passes as f64 + mean_repeats) / (2.0 * runs as f64 + 2.0 * mean_repeats);
+        let floor = 2.0 * pooled * (1.0 - pooled) / mean_repeats;
+        let resolution = 1.0 / (n as f64 * mean_repeats * mean_repeats);
+        let (variance, floored) = match observed {
+            Some(v) if v < resolution => (Some(v.max(floor)), floor > v),
+            other => (other, false),
+        };
+
+        let (squares, degrees) = repeat_noise(input, measure);
+        let (between_samples, between_repeats) = match (variance, degrees) {
+            (Some(v), _) if floored => (Some(0.0), Some(v * mean_repeats)),
+            (Some(v), d) if d > 0 => {
+                let noise = squares / d as f64;
+                (Some((v - noise / mean_repeats).max(0.0)), Some(noise))
+            }
+            (Some(_), _) => (None, None),
+            (None, _) => (None, None),
+        };
+        Spread {
+            variance,
+            floored,
+            degrees_of_freedom: df,
+            between_samples,
+            between_repeats,
+        }
+    }
+}
+
+/// Repeat-to-repeat noise: the squared deviations of the per-repeat differences around their
+/// sample's mean, and their degrees of freedom.
+fn repeat_noise(input: &RowInput, measure: Measure) -> (f64, usize) {
+    let (mut squares, mut degrees) = (0.0, 0usize);
+    for (_, repeats) in &input.samples {
+        let per_repeat: Vec<f64> = repeats
+            .iter()
+            .map(|(_, r, t)| measure.score(t) - measure.score(r))
+            .collect();
+        let mean = per_repeat.iter().sum::<f64>() / per_repeat.len() as f64;
+        squares += per_repeat.iter().map(|e| (e - mean).powi(2)).sum::<f64>();
+        degrees += per_repeat.len() - 1;
+    }
+    (squares, degrees)
+}
+
+/// Both arms' summaries of a row. A graded row's rate is the mean score, not the pass rate.
+fn arm_summaries(
+    (reference, treatment): (Arm, Arm),
+    input: &RowInput,
+    measure: Measure,
+) -> (ArmSummary, ArmSummary) {
+    let passed = |o: &Outcome| measure.score(o) >= 1.0;
+    let mut reference_summary = arm_summary(
+        reference,
+        &input.samples,
+        &|x| passed(x.1),
+        &|x| x.1.errored,
+        &|x| x.1.gapped,
+    );
+    let mut treatment_summary = arm_summary(
+        treatment,
+        &input.samples,
+        &|x| passed(x.2),
+        &|x| x.2.errored,
+        &|x| x.2.gapped,
+    );
+    if !measure.binary() {
+        reference_summary.rate = mean_score(input, &|x| measure.score(x.1));
+        treatment_summary.rate = mean_score(input, &|x| measure.score(x.2));
+    }
+    (reference_summary, treatment_summary)
+}
+
+/// The mean over samples of one side's mean score over its repeats.
+fn mean_score(input: &RowInput, side: &dyn Fn(&Run) -> f64) -> Option<f64> {
+    let n = input.samples.len();
+    (n > 0).then(|| {
+        input
+            .samples
+            .iter()
+            .map(|(_, repeats)| repeats.iter().map(side).sum::<f64>() / repeats.len() as f64)
+            .sum::<f64>()
+            / n as f64
+    })
 }
 
 /// The verdict rule of the [stats module's docs](super). `critical` is the raw p a row needs
