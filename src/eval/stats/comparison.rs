@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::arm::Arm;
 use super::outcome::Outcome;
-use super::pairs::{index, PairKey, RowInput, SampleRuns, ScoredPair, StatsError};
+use super::pairs::{index, Paired, RowInput, Runs, SampleRuns, StatsError};
 use super::results::{Comparison, HeldShare, LawFailures, Row, Verdict};
 use super::rows::{finish_row, raw_row, Measure, RawRow};
 use super::{family, method, sequential, Effort, ALPHA};
@@ -114,13 +114,94 @@ fn finish_comparison(
         .chain(held_categories)
         .chain(held_total)
         .collect();
+    let before = design.as_ref().map_or(&[][..], |(_, before)| &before[..]);
+    let (matrix, mut matrices) = family_matrices(&tested, before);
+    let family_level = ALPHA / families as f64;
+    let seed = method::seed_for(&[&name, "family"]);
+    let test = family::step_down_min_p(&matrix, effort.joint_flips, family_level, seed);
+    // A sequential run calls a row when it crosses its look's boundary ([`sequential`]).
+    let looks = design.map(|(looks, _)| looks);
+    let called: Vec<bool> = match looks {
+        None => test
+            .adjusted
+            .iter()
+            .map(|&a| a * (families as f64) < ALPHA)
+            .collect(),
+        Some(looks) => {
+            matrices.push(matrix);
+            let spent = looks.spent(family_level);
+            sequential::step_down(&matrices, &spent, effort.joint_flips, seed).0
+        }
+    };
+    let (critical, critical_still) = (test.critical, test.critical_for_a_still_row);
+    let mut finished = tested
+        .into_iter()
+        .zip(test.adjusted.iter().zip(&test.raw).zip(&called))
+        .map(|(raw, ((&adjusted, &monte_carlo), &called))| {
+            let still = raw.columns.iter().all(|(_, d)| *d == 0.0);
+            let level = if still { critical_still } else { critical };
+            let p_adjusted = (adjusted * families as f64).min(1.0);
+            let mut row = finish_row(
+                raw,
+                level,
+                family_level,
+                p_adjusted,
+                called,
+                monte_carlo,
+                effort.power,
+            );
+            if let Some(looks) = looks {
+                row.conditional_power = Some(if called {
+                    1.0
+                } else {
+                    row_conditional_power(&row, looks, level)
+                });
+            }
+            row
+        });
+    let mut category_rows: Vec<Row> = finished.by_ref().take(c).collect();
+    let mut total = finished.next().expect("the total is tested");
+    let law_rows: Vec<Row> = finished.by_ref().take(l).collect();
+    let held_results: Vec<Row> = finished.by_ref().take(h).collect();
+    let held_total = has_held_total.then(|| finished.next().expect("the held total"));
+
+    for (row, held) in category_rows.iter_mut().zip(held_results) {
+        attach_held(row, &held);
+    }
+    if let Some(held_total) = &held_total {
+        attach_held(&mut total, held_total);
+    }
+    mix_total_of_opposite_categories(&mut total, &category_rows);
+    let open_rows = match looks {
+        Some(_) => open_rows(&category_rows, &total, &law_rows),
+        None => Vec::new(),
+    };
+    Comparison {
+        name,
+        label: None,
+        reference,
+        treatment,
+        categories: category_rows,
+        total,
+        laws: law_rows,
+        law_failures,
+        open_rows,
+    }
+}
+
+/// The family's per-sample differences, one row per tested row in its order and one column per
+/// sample of the last look: for the last look, and for each earlier look (`before`), whose
+/// rows are matched by key and whose missing samples count 0.
+fn family_matrices(
+    tested: &[RawRow],
+    before: &[RawComparison],
+) -> (Vec<Vec<f64>>, Vec<Vec<Vec<f64>>>) {
     let keys: Vec<(usize, &str)> = tested.iter().map(RawRow::key).collect();
     let samples: BTreeSet<&str> = tested
         .iter()
         .flat_map(|r| r.columns.iter().map(|(id, _)| id.as_str()))
         .collect();
     let column: BTreeMap<&str, usize> = samples.iter().enumerate().map(|(i, &s)| (s, i)).collect();
-    // One row per tested row, in its order, one column per sample of the last look.
     let matrix_of = |rows: &[&RawRow]| -> Vec<Vec<f64>> {
         let by_key: BTreeMap<(usize, &str), &RawRow> = rows.iter().map(|r| (r.key(), *r)).collect();
         keys.iter()
@@ -135,67 +216,17 @@ fn finish_comparison(
             })
             .collect()
     };
-    let matrix = matrix_of(&tested.iter().collect::<Vec<_>>());
-    let family_level = ALPHA / families as f64;
-    let seed = method::seed_for(&[&name, "family"]);
-    let test = family::step_down_min_p(&matrix, effort.joint_flips, family_level, seed);
-    // A sequential run calls a row when it crosses its look's boundary ([`sequential`]).
-    let called: Vec<bool> = match &design {
-        None => test
-            .adjusted
-            .iter()
-            .map(|&a| a * (families as f64) < ALPHA)
-            .collect(),
-        Some((looks, before)) => {
-            let mut matrices: Vec<Vec<Vec<f64>>> = before
-                .iter()
-                .map(|b| matrix_of(&b.tested().collect::<Vec<_>>()))
-                .collect();
-            matrices.push(matrix.clone());
-            let spent = looks.spent(family_level);
-            sequential::step_down(&matrices, &spent, effort.joint_flips, seed).0
-        }
-    };
-    let (critical, critical_still) = (test.critical, test.critical_for_a_still_row);
-    let mut finished = tested
-        .into_iter()
-        .zip(test.adjusted.iter().zip(&test.raw).zip(&called))
-        .map(|(raw, ((&adjusted, &monte_carlo), &called))| {
-            let still = raw.columns.iter().all(|(_, d)| *d == 0.0);
-            let level = if still { critical_still } else { critical };
-            let p_adjusted = (adjusted * families as f64).min(1.0);
-            let mut finished = finish_row(
-                raw,
-                level,
-                family_level,
-                p_adjusted,
-                called,
-                monte_carlo,
-                effort.power,
-            );
-            if let Some((looks, _)) = &design {
-                finished.conditional_power = Some(if called {
-                    1.0
-                } else {
-                    row_conditional_power(&finished, looks, level)
-                });
-            }
-            finished
-        });
-    let mut category_rows: Vec<Row> = finished.by_ref().take(c).collect();
-    let mut total = finished.next().expect("the total is tested");
-    let law_rows: Vec<Row> = finished.by_ref().take(l).collect();
-    let held_results: Vec<Row> = finished.by_ref().take(h).collect();
-    let held_total = has_held_total.then(|| finished.next().expect("the held total"));
+    let last = matrix_of(&tested.iter().collect::<Vec<_>>());
+    let earlier = before
+        .iter()
+        .map(|b| matrix_of(&b.tested().collect::<Vec<_>>()))
+        .collect();
+    (last, earlier)
+}
 
-    for (row, held) in category_rows.iter_mut().zip(held_results) {
-        attach_held(row, &held);
-    }
-    if let Some(held_total) = &held_total {
-        attach_held(&mut total, held_total);
-    }
-    // A total over categories that moved apart says so rather than averaging them away.
-    let directions: BTreeSet<Verdict> = category_rows
+/// A total over categories that moved apart says so rather than averaging them away.
+fn mix_total_of_opposite_categories(total: &mut Row, categories: &[Row]) {
+    let directions: BTreeSet<Verdict> = categories
         .iter()
         .flat_map(|r| [r.pass_verdict(), r.held.as_ref().map(|h| h.verdict)])
         .flatten()
@@ -203,21 +234,6 @@ fn finish_comparison(
         .collect();
     if directions.len() == 2 {
         total.verdict = Verdict::Mixed;
-    }
-    let open_rows = match design {
-        Some(_) => open_rows(&category_rows, &total, &law_rows),
-        None => Vec::new(),
-    };
-    Comparison {
-        name,
-        label: None,
-        reference,
-        treatment,
-        categories: category_rows,
-        total,
-        laws: law_rows,
-        law_failures,
-        open_rows,
     }
 }
 
@@ -312,146 +328,60 @@ pub(super) struct RawComparison {
     law_failures: Vec<LawFailures>,
 }
 
+/// Every row of one comparison from a run's paired outcomes, before its family is tested.
 pub(super) fn raw_comparison(
-    runs: &BTreeMap<PairKey<'_>, BTreeMap<Arm, &Outcome>>,
+    runs: &Runs<'_>,
     name: &str,
     reference: Arm,
     treatment: Arm,
     effort: Effort,
 ) -> RawComparison {
-    let mut samples: BTreeMap<&str, SampleRuns> = BTreeMap::new();
-    // Per category: pairs with a gap on either side (scored), runs without a partner.
-    let mut tallies: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for ((category, sample_id, repeat), arms) in runs {
-        let tally = tallies.entry(category).or_default();
-        match (arms.get(&reference), arms.get(&treatment)) {
-            (Some(r), Some(t)) => {
-                tally.0 += usize::from(r.gapped || t.gapped);
-                samples
-                    .entry(sample_id)
-                    .or_insert_with(|| SampleRuns {
-                        category,
-                        pairs: Vec::new(),
-                    })
-                    .pairs
-                    .push(ScoredPair {
-                        repeat: *repeat,
-                        reference: r,
-                        treatment: t,
-                    })
-            }
-            (None, None) => {}
-            _ => tally.1 += 1,
-        }
-    }
-
-    let input_for = |keep: &dyn Fn(&SampleRuns) -> bool| RowInput {
-        samples: samples
-            .values()
-            .filter(|s| keep(s))
-            .map(|s| {
-                (
-                    s.category,
-                    s.pairs
-                        .iter()
-                        .map(|p| (p.repeat, p.reference, p.treatment))
-                        .collect(),
-                )
-            })
-            .collect(),
-        gapped_pairs: 0,
-        unpaired_runs: 0,
+    let paired = Paired::new(runs, reference, treatment);
+    let row = |comparison: &str, row: &str, input: &RowInput, measure: Measure| {
+        raw_row(
+            comparison,
+            row,
+            (reference, treatment),
+            input,
+            measure,
+            effort,
+        )
     };
     let held_name = format!("{name}/held");
     // Journals that did not record which laws applied have no graded outcome beyond the pass.
-    let graded = samples
-        .values()
-        .flat_map(|s| &s.pairs)
-        .any(|p| !p.reference.applied_laws.is_empty() || !p.treatment.applied_laws.is_empty());
+    let graded = paired.graded();
 
     let mut categories = Vec::new();
     let mut held_categories = Vec::new();
-    for (category, &(gapped, unpaired)) in &tallies {
-        let mut input = input_for(&|s: &SampleRuns| s.category == *category);
-        input.gapped_pairs = gapped;
-        input.unpaired_runs = unpaired;
-        categories.push(raw_row(
-            name,
-            category,
-            (reference, treatment),
-            &input,
-            Measure::Pass,
-            effort,
-        ));
+    for (category, &(gapped, unpaired)) in &paired.tallies {
+        let input = RowInput {
+            gapped_pairs: gapped,
+            unpaired_runs: unpaired,
+            ..paired.input(&|s: &SampleRuns| s.category == *category)
+        };
+        categories.push(row(name, category, &input, Measure::Pass));
         if graded {
-            held_categories.push(
-                raw_row(
-                    &held_name,
-                    category,
-                    (reference, treatment),
-                    &input,
-                    Measure::LawsHeld,
-                    effort,
-                )
-                .in_group(3),
-            );
+            held_categories.push(row(&held_name, category, &input, Measure::LawsHeld).in_group(3));
         }
     }
 
-    let mut total_input = input_for(&|_| true);
-    total_input.gapped_pairs = tallies.values().map(|t| t.0).sum();
-    total_input.unpaired_runs = tallies.values().map(|t| t.1).sum();
-    let total = raw_row(
-        name,
-        "total",
-        (reference, treatment),
-        &total_input,
-        Measure::Pass,
-        effort,
-    )
-    .in_group(1);
-    let held_total = graded.then(|| {
-        raw_row(
-            &held_name,
-            "total",
-            (reference, treatment),
-            &total_input,
-            Measure::LawsHeld,
-            effort,
-        )
-        .in_group(4)
-    });
+    let total_input = RowInput {
+        gapped_pairs: paired.tallies.values().map(|t| t.0).sum(),
+        unpaired_runs: paired.tallies.values().map(|t| t.1).sum(),
+        ..paired.input(&|_| true)
+    };
+    let total = row(name, "total", &total_input, Measure::Pass).in_group(1);
+    let held_total =
+        graded.then(|| row(&held_name, "total", &total_input, Measure::LawsHeld).in_group(4));
 
-    let law_names: BTreeSet<&str> = samples
-        .values()
-        .flat_map(|s| s.pairs.iter())
-        .flat_map(|p| {
-            p.reference
-                .applied_laws
-                .iter()
-                .chain(&p.treatment.applied_laws)
-        })
-        .map(String::as_str)
-        .collect();
-    let laws: Vec<RawRow> = law_names
-        .iter()
+    // One row per law, over the samples it applied to.
+    let law_name = format!("{name}/law");
+    let laws: Vec<RawRow> = paired
+        .law_names()
+        .into_iter()
         .map(|law| {
-            let applies = |s: &SampleRuns| {
-                s.pairs.iter().any(|p| {
-                    p.reference.applied_laws.iter().any(|l| l == law)
-                        || p.treatment.applied_laws.iter().any(|l| l == law)
-                })
-            };
-            let input = input_for(&applies);
-            raw_row(
-                &format!("{name}/law"),
-                law,
-                (reference, treatment),
-                &input,
-                Measure::Law(law),
-                effort,
-            )
-            .in_group(2)
+            let input = paired.input(&|s: &SampleRuns| s.applies(law));
+            row(&law_name, law, &input, Measure::Law(law)).in_group(2)
         })
         .collect();
 
@@ -463,7 +393,7 @@ pub(super) fn raw_comparison(
         laws,
         held_categories,
         held_total,
-        law_failures: law_failures(samples.values()),
+        law_failures: law_failures(&paired),
     }
 }
 
@@ -479,9 +409,10 @@ impl RawComparison {
     }
 }
 
-fn law_failures<'a>(samples: impl Iterator<Item = &'a SampleRuns<'a>>) -> Vec<LawFailures> {
+/// Scored runs of each arm in which each law failed, most failed first.
+fn law_failures(paired: &Paired) -> Vec<LawFailures> {
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for pair in samples.flat_map(|s| s.pairs.iter()) {
+    for pair in paired.pairs() {
         for law in &pair.reference.failed_laws {
             counts.entry(law).or_default().0 += 1;
         }
