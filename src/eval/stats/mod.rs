@@ -102,6 +102,14 @@
 //! for small rows it is a lower bound.
 //!
 //! **Noise band.** Each arm's pass rate per repeat; the band is the min–max over repeats.
+//!
+//! # Where the code is
+//!
+//! `pairs` pairs two arms' runs by (sample, repeat); `rows` makes a row of them (its rates, Δ,
+//! interval and raw p, then its verdict), with its MDE from `mde`; `comparison` tests a
+//! comparison's rows as one family; `summary` makes a run's comparisons. `results` holds the
+//! types they report, `arm` and `outcome` what they read. `powers` gives the tests each row's
+//! power at any change; [`method`], [`family`] and [`sequential`] are the numerical parts.
 
 pub mod family;
 pub mod method;
