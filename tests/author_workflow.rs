@@ -7,6 +7,7 @@ mod runner_support;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
@@ -16,7 +17,6 @@ use skilleval::eval::report;
 use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stamp;
-use skilleval::eval::stats::Arm;
 use skilleval::harness::prompt::SystemPrompt;
 use skilleval::harness::skills::SkillTree;
 use skilleval::harness::template::Family;
@@ -59,9 +59,9 @@ fn replies(sample: &Sample, arm: Arm) -> Vec<String> {
     let skips = match arm {
         Arm::Control => true,
         Arm::Baseline => sample.id == "lookup-uccle",
-        Arm::Variant => ["lookup-uccle", "lookup-oslo"].contains(&sample.id.as_str()),
-        Arm::More(0) => false,
-        Arm::More(_) => true,
+        Arm::Variant(0) => ["lookup-uccle", "lookup-oslo"].contains(&sample.id.as_str()),
+        Arm::Variant(1) => false,
+        Arm::Variant(_) => true,
     };
     match station {
         Some(_) if skips => vec!["It is about 15 °C there.".into()],
@@ -128,9 +128,9 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
         [
             Arm::Control,
             Arm::Baseline,
-            Arm::Variant,
-            Arm::More(0),
-            Arm::More(1)
+            Arm::Variant(0),
+            Arm::Variant(1),
+            Arm::Variant(2)
         ]
     );
     let result = run_with(&opts, script(&opts, &arms, &[], replies));
@@ -154,7 +154,10 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
         [Some("variant.md"), Some("second.md"), Some("third.md")]
     );
     let treatments: Vec<Arm> = summary.wordings().map(|w| w.treatment).collect();
-    assert_eq!(treatments, [Arm::Variant, Arm::More(0), Arm::More(1)]);
+    assert_eq!(
+        treatments,
+        [Arm::Variant(0), Arm::Variant(1), Arm::Variant(2)]
+    );
     // Each variant's own rates, from the script: lookup has 3 samples.
     let lookup = |arm: Arm| {
         summary
@@ -169,8 +172,8 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
             .rate
     };
     // Vostok has no recording: the gapped run is scored as judged (it failed), not dropped.
-    assert_eq!(lookup(Arm::More(0)), Some(2.0 / 3.0));
-    assert_eq!(lookup(Arm::More(1)), Some(0.0));
+    assert_eq!(lookup(Arm::Variant(1)), Some(2.0 / 3.0));
+    assert_eq!(lookup(Arm::Variant(2)), Some(0.0));
 
     // One error budget over the run: each variant's rows face α over the three variants, so
     // no row's level exceeds α/3.
@@ -191,8 +194,8 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     let single = options(&pack_dir, single_out.path(), &variants[..1], 2);
     let alone = run_with(&single, script(&single, &plan::arms(true), &[], replies));
     assert_eq!(
-        judged(&alone.entries, Arm::Variant),
-        judged(&result.entries, Arm::Variant)
+        judged(&alone.entries, Arm::Variant(0)),
+        judged(&result.entries, Arm::Variant(0))
     );
     for (joint, own) in result
         .summary
@@ -257,8 +260,8 @@ fn second_wording_only(opts: &RunOptions) -> Vec<String> {
     let as_second = |s: &Sample, arm: Arm| {
         replies(
             s,
-            if arm == Arm::Variant {
-                Arm::More(0)
+            if arm == Arm::Variant(0) {
+                Arm::Variant(1)
             } else {
                 arm
             },
@@ -461,7 +464,7 @@ fn a_run_cut_short_with_the_same_inputs_gives_no_baseline() {
     let copied = result
         .entries
         .iter()
-        .filter(|e| e.arm != Arm::Variant)
+        .filter(|e| e.arm != Arm::Variant(0))
         .count();
     assert!(copied > 0);
     assert_eq!(result.baseline_copied, copied);
@@ -515,7 +518,7 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
 
     // second.md passes every lookup, where the baseline misses Uccle: it wins.
     let winner = stamp::winner(&record, &summary, None).unwrap();
-    assert_eq!(winner.arm, Arm::More(0));
+    assert_eq!(winner.arm, Arm::Variant(1));
     assert_eq!(winner.file, variants[1]);
     let before = std::fs::read_to_string(&variants[1]).unwrap();
     let stamped = stamp::stamp(&record, &summary, winner).unwrap();

@@ -9,10 +9,10 @@ use std::path::Path;
 
 use runner_support::scripted_backend::ScriptedBackend;
 use runner_support::{call, copy_pack, script_for};
+use skilleval::eval::arm::Arm;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::report::gaps::{self, gap_calls};
 use skilleval::eval::runner::{self, RunOptions, RunResult};
-use skilleval::eval::stats::Arm;
 use skilleval::harness::template::Family;
 
 /// Every lookup sample asks for "Nowhere Obs", which has no recording; the variant arm alone
@@ -30,7 +30,7 @@ fn run(pack_dir: &Path, output: &Path) -> RunResult {
         .filter(|s| s.category == "lookup")
         .collect();
     let replies = script_for(&lookups, 1, false, true, 0, |_, arm| {
-        let station = if arm == Arm::Variant {
+        let station = if arm == Arm::Variant(0) {
             "Atlantis"
         } else {
             "Nowhere Obs"

@@ -8,6 +8,7 @@ mod runner_support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
@@ -16,7 +17,6 @@ use skilleval::eval::rejudge;
 use skilleval::eval::report::finish::settings_of;
 use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
-use skilleval::eval::stats::Arm;
 use skilleval::harness::template::Family;
 
 use runner_support::scripted_backend::ScriptedBackend;

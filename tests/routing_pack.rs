@@ -37,7 +37,7 @@ fn variants_change_only_the_description_and_the_control_removes_it() {
     for file in variants() {
         let arms = runner::arms(&pack, None, Some(&file)).unwrap();
         let base = arms.baseline.get(&pack.skill).unwrap();
-        let variant = arms.variant.get(&pack.skill).unwrap();
+        let variant = arms.variant().get(&pack.skill).unwrap();
         assert_eq!(variant.body, base.body, "{}", file.display());
         assert_ne!(
             variant.meta.description,

@@ -247,7 +247,7 @@ fn a_variant_without_front_matter_cannot_stand_in_for_an_absent_skill() {
     let arms = runner::arms(&pack, Some(&skills_dir), Some(&whole)).unwrap();
     assert!(arms.baseline.get("stations").is_none());
     assert_eq!(
-        arms.variant.get("stations").unwrap().body,
+        arms.variant().get("stations").unwrap().body,
         "Call station_reading."
     );
     assert!(!arms.aa);
@@ -260,7 +260,7 @@ fn a_body_only_variant_replaces_the_body_and_keeps_the_front_matter() {
     let arms = runner::arms(&pack, None, Some(&variant)).unwrap();
     let (baseline, overlaid) = (
         arms.baseline.get("stations").unwrap(),
-        arms.variant.get("stations").unwrap(),
+        arms.variant().get("stations").unwrap(),
     );
     assert_eq!(overlaid.meta, baseline.meta);
     assert_ne!(overlaid.body, baseline.body);

@@ -14,12 +14,12 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::fixtures::Fixture;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::{LiveServices, RecordMode};
 use skilleval::eval::runner::{self, RunOptions, RunResult};
-use skilleval::eval::stats::Arm;
 use skilleval::harness::template::Family;
 use skilleval::tools::weather::{WeatherService, TOOL_NAME};
 
@@ -259,7 +259,7 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
     // The baseline arm records; the variant arm already finds the recordings.
     assert_eq!(asked, ["Paris, Texas", "Xyzzyville", "nassau, bahamas"]);
     assert_eq!(answer_sources(&recording, Arm::Baseline), ["recorded"; 3]);
-    assert_eq!(answer_sources(&recording, Arm::Variant), ["fixture"; 3]);
+    assert_eq!(answer_sources(&recording, Arm::Variant(0)), ["fixture"; 3]);
     assert_eq!(recording.summary.wording.total.gapped_pairs, 0);
     assert_eq!(recording.summary.wording.total.reference.rate, Some(1.0));
     let manifest = std::fs::read_to_string(recording.dir.join("manifest.json")).unwrap();
@@ -313,7 +313,7 @@ fn recording_gaps_writes_fixtures_that_a_replay_run_then_uses() {
     );
     assert_eq!(replay.summary.wording.total.gapped_pairs, 0);
     assert_eq!(replay.summary.wording.total.pairs, 3);
-    for arm in [Arm::Baseline, Arm::Variant] {
+    for arm in [Arm::Baseline, Arm::Variant(0)] {
         assert_eq!(answer_sources(&replay, arm), ["fixture"; 3]);
     }
     assert_eq!(
@@ -354,7 +354,7 @@ fn recording_everything_asks_again_and_replaces_hand_made_answers() {
     let server = StandIn::start(answers());
     let result = run(&pack_dir, output.path(), RecordMode::All, server.live());
     assert_eq!(server.finish().len(), 6);
-    assert_eq!(answer_sources(&result, Arm::Variant), ["recorded"; 3]);
+    assert_eq!(answer_sources(&result, Arm::Variant(0)), ["recorded"; 3]);
     let replaced = read_fixture(&hand_made);
     assert!(replaced.recorded_from_live);
     assert_eq!((replaced.status, replaced.note), (200, None));

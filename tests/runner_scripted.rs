@@ -7,13 +7,14 @@ mod runner_support;
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{self, journal, JournalEntry};
 use skilleval::eval::report;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
-use skilleval::eval::stats::{self, Arm, Outcome, Summary, Verdict};
+use skilleval::eval::stats::{self, Outcome, Summary, Verdict};
 use skilleval::harness::template::Family;
 
 use runner_support::scripted_backend::ScriptedBackend;
@@ -47,7 +48,7 @@ fn diligent(sample: &Sample, _arm: Arm) -> Vec<String> {
 
 /// The variant arm answers `lookup-uccle` without asking the station; otherwise diligent.
 fn variant_skips_uccle(sample: &Sample, arm: Arm) -> Vec<String> {
-    if arm == Arm::Variant && sample.id == "lookup-uccle" {
+    if arm == Arm::Variant(0) && sample.id == "lookup-uccle" {
         vec!["It is mild in Uccle, about 15 °C.".into()]
     } else {
         diligent(sample, arm)
@@ -172,7 +173,7 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
         (lookup.reference.rate, lookup.treatment.rate),
         (Some(2.0 / 3.0), Some(1.0 / 3.0))
     );
-    let skipped = entry(&result.entries, "lookup-uccle", Arm::Variant, 1);
+    let skipped = entry(&result.entries, "lookup-uccle", Arm::Variant(0), 1);
     assert_eq!(
         skipped.judgement.failed,
         ["asks-for-the-named-station", "reports-the-reading"]
@@ -205,7 +206,7 @@ fn replayed_answers_fold_names_and_gaps_are_counted_and_judged() {
     assert!(messy.judgement.passed && !messy.gapped);
 
     // Vostok has no recording: the model is told so, and the pair is scored as judged.
-    for arm in [Arm::Baseline, Arm::Variant] {
+    for arm in [Arm::Baseline, Arm::Variant(0)] {
         let vostok = entry(&result.entries, "lookup-vostok", arm, 0);
         let call = vostok.transcript.calls().next().unwrap();
         assert!(vostok.gapped);
@@ -404,7 +405,7 @@ fn an_a_a_run_salts_the_second_arm_and_stays_within_noise() {
     // baseline's.
     for s in &samples {
         let baseline = entry(&result.entries, &s.id, Arm::Baseline, 0);
-        let variant = entry(&result.entries, &s.id, Arm::Variant, 0);
+        let variant = entry(&result.entries, &s.id, Arm::Variant(0), 0);
         let control = entry(&result.entries, &s.id, Arm::Control, 0);
         assert_ne!(baseline.seed, variant.seed, "{}", s.id);
         assert_eq!(baseline.seed, control.seed, "{}", s.id);
@@ -417,7 +418,7 @@ fn an_a_a_run_salts_the_second_arm_and_stays_within_noise() {
     let (result, _) = run_with(&opts, script(&samples, 1, false, 0, diligent));
     for s in &samples {
         let baseline = entry(&result.entries, &s.id, Arm::Baseline, 0);
-        let variant = entry(&result.entries, &s.id, Arm::Variant, 0);
+        let variant = entry(&result.entries, &s.id, Arm::Variant(0), 0);
         let control = entry(&result.entries, &s.id, Arm::Control, 0);
         assert_eq!(baseline.seed, variant.seed, "{}", s.id);
         assert_eq!(baseline.seed, control.seed, "{}", s.id);
@@ -477,7 +478,7 @@ fn outcomes(
 ) -> Vec<Outcome> {
     (0..samples)
         .flat_map(|s| {
-            [(Arm::Baseline, true), (Arm::Variant, variant_passes(s))].map(|(arm, passed)| {
+            [(Arm::Baseline, true), (Arm::Variant(0), variant_passes(s))].map(|(arm, passed)| {
                 Outcome {
                     sample_id: format!("{category}-{s}"),
                     category: category.into(),

@@ -7,9 +7,10 @@
 //! family's promise); with an effect planted in one category of 15 samples, the share of runs
 //! that call it better matches the power the run's own MDE promises.
 
+use skilleval::eval::arm::Arm;
 use skilleval::eval::stats::method::Rng;
 use skilleval::eval::stats::{
-    compare_many_with, Arm, Comparison, Effort, Outcome, Powers, Row, Verdict, POWER,
+    compare_many_with_power_at, Comparison, Effort, Outcome, Powers, Row, Verdict, POWER,
 };
 
 /// Fewer bootstrap resamples and joint flips than a report (2,000 each), with its power
@@ -99,7 +100,7 @@ fn simulated_run(rng: &mut Rng, effect: f64) -> Vec<Outcome> {
         };
         for s in 0..size {
             for repeat in 0..REPEATS {
-                for (arm, p) in [(Arm::Baseline, baseline[s]), (Arm::Variant, variant[s])] {
+                for (arm, p) in [(Arm::Baseline, baseline[s]), (Arm::Variant(0), variant[s])] {
                     outcomes.push(outcome(c, s, arm, repeat, rng.unit() < p));
                 }
             }
@@ -115,11 +116,11 @@ struct Run {
 }
 
 fn wording(outcomes: &[Outcome]) -> Run {
-    let (comparison, powers) = compare_many_with(
+    let (comparison, powers) = compare_many_with_power_at(
         outcomes,
         &["wording".to_string()],
         Arm::Baseline,
-        &[Arm::Variant],
+        &[Arm::Variant(0)],
         EFFORT,
     )
     .expect("consistent outcomes")
@@ -351,13 +352,14 @@ fn several_variants_share_one_error_budget() {
     for _ in 0..runs {
         let outcomes = null_run_with_variants(&mut rng, VARIANTS);
         let joint =
-            compare_many_with(&outcomes, &names, Arm::Baseline, &treatments, effort).unwrap();
+            compare_many_with_power_at(&outcomes, &names, Arm::Baseline, &treatments, effort)
+                .unwrap();
         if joint.iter().any(|(c, _)| c.rows().any(Row::changed)) {
             called += 1;
         }
         let mut any_alone = false;
         for ((comparison, _), (&arm, name)) in joint.iter().zip(treatments.iter().zip(&names)) {
-            let alone = compare_many_with(
+            let alone = compare_many_with_power_at(
                 &outcomes,
                 std::slice::from_ref(name),
                 Arm::Baseline,

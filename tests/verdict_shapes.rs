@@ -16,8 +16,9 @@ use std::collections::BTreeMap;
 mod simulated;
 
 use simulated::{simulated_run, Shape, CATEGORIES, SHAPES};
+use skilleval::eval::arm::Arm;
 use skilleval::eval::stats::method::{holm, sign_flip_p, Rng};
-use skilleval::eval::stats::{summarize_with, Arm, Effort, Outcome, Row, Summary, Verdict};
+use skilleval::eval::stats::{summarize_with, Effort, Outcome, Row, Summary, Verdict};
 
 /// Effort for simulations: 2,000 bootstrap resamples and joint flips (a report uses 50,000 and
 /// 10,000), no MDE.

@@ -33,7 +33,7 @@ fn the_pack_loads_with_its_corpus_and_both_variants() {
     for name in ["b.md", "c.md"] {
         let arms = runner::arms(&pack, None, Some(&variants.join(name))).unwrap();
         let base = &arms.baseline.get("weather").unwrap().body;
-        let variant = &arms.variant.get("weather").unwrap().body;
+        let variant = &arms.variant().get("weather").unwrap().body;
         assert_ne!(base, variant, "{name} changes the body");
     }
 }

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::eval::arm::Arm;
 use crate::eval::record;
 use crate::eval::report::{compare, errors};
-use crate::eval::stats::Arm;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval compare 20261130-101500-weather 20261201-090000-weather   # run ids under output/
@@ -45,7 +45,7 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     let arm = args.arm.map(|arm| match arm {
         CompareArm::Control => Arm::Control,
         CompareArm::Baseline => Arm::Baseline,
-        CompareArm::Variant => Arm::Variant,
+        CompareArm::Variant => Arm::Variant(0),
     });
     let result = compare::compare_runs(&a, &b, arm)?;
     if args.json {

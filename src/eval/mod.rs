@@ -2,6 +2,7 @@
 //! statistics and reports.
 //! It drives the harness and knows nothing of llama.cpp.
 
+pub mod arm;
 pub mod corpus;
 pub mod digest;
 pub mod fixtures;

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::corpus::Sample;
-use super::stats::Arm;
+use crate::eval::arm::Arm;
 use crate::exec::seed::sample_seed;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,7 +59,11 @@ pub fn plan(samples: &[Sample], repeats: u32, run_seed: u64, arms: &[Arm], aa: b
     let mut units = Vec::new();
     for repeat in 0..repeats {
         for &arm in arms {
-            let salt = if aa && arm == Arm::Variant { "aa" } else { "" };
+            let salt = if aa && arm == Arm::Variant(0) {
+                "aa"
+            } else {
+                ""
+            };
             for (i, s) in samples.iter().enumerate() {
                 units.push(Unit {
                     sample_index: i,
@@ -114,7 +118,7 @@ pub struct PlanShape {
 impl PlanShape {
     /// The seed the plan gives a unit.
     pub fn seed(&self, sample_id: &str, arm: Arm, repeat: u32) -> u32 {
-        let salt = if self.aa && arm == Arm::Variant {
+        let salt = if self.aa && arm == Arm::Variant(0) {
             "aa"
         } else {
             ""

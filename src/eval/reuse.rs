@@ -19,7 +19,7 @@ use super::plan::Unit;
 use super::record::folder::{self, JOURNAL_FILE, MANIFEST_FILE};
 use super::record::manifest::{InputHashes, Manifest};
 use super::record::{manifest, JournalEntry};
-use super::stats::Arm;
+use crate::eval::arm::Arm;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
 

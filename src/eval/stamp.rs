@@ -9,7 +9,8 @@ use anyhow::{anyhow, bail};
 
 use super::record::manifest::Manifest;
 use super::record::RunRecord;
-use super::stats::{Arm, Comparison, Row, Summary};
+use super::stats::{Comparison, Row, Summary};
+use crate::eval::arm::Arm;
 use crate::harness::skills::{parse_skill_md, split_front_matter, SkillTree};
 
 /// Every stamp line starts so; a new stamp replaces the lines of an earlier one.
@@ -134,11 +135,7 @@ pub fn stamp(record: &RunRecord, summary: &Summary, winner: Winner) -> anyhow::R
     let (_, body) = parse_skill_md(&text, &winner.file)?;
     let measured = match winner.arm {
         Arm::Baseline => Some(manifest.baseline_body_sha256.clone()),
-        Arm::Variant => Some(manifest.variant_body_sha256.clone()),
-        Arm::More(i) => manifest
-            .more_variants
-            .get(usize::from(i))
-            .map(|v| v.body_sha256.clone()),
+        Arm::Variant(i) => manifest.variant_body(usize::from(i)).map(str::to_string),
         Arm::Control => None,
     };
     if measured.as_deref() != Some(super::digest::sha256_hex(body.as_bytes()).as_str()) {

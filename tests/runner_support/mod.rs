@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 use serde_json::{Map, Value};
+use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan::{self, Unit};
-use skilleval::eval::stats::Arm;
 use skilleval::harness::backend::{FinishReason, GenMetrics, GenRequest, Generation};
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;

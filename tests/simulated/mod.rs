@@ -5,8 +5,9 @@
 
 #![allow(dead_code)] // each simulation uses the shapes it needs
 
+use skilleval::eval::arm::Arm;
 use skilleval::eval::stats::method::Rng;
-use skilleval::eval::stats::{Arm, Outcome, Verdict};
+use skilleval::eval::stats::{Outcome, Verdict};
 
 pub const CATEGORIES: [(&str, usize); 4] = [
     ("plain_city", 15),

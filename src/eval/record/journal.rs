@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
+use crate::eval::arm::Arm;
 use crate::eval::judge::Judgement;
 use crate::eval::plan::PlanShape;
-use crate::eval::stats::{Arm, Outcome};
+use crate::eval::stats::Outcome;
 use crate::harness::transcript::Transcript;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -168,6 +168,17 @@ fn one() -> usize {
 }
 
 impl Manifest {
+    /// The body digest of the run's `index`-th variant (from 0), if it has that many.
+    pub fn variant_body(&self, index: usize) -> Option<&str> {
+        match index {
+            0 => Some(&self.variant_body_sha256),
+            i => self
+                .more_variants
+                .get(i - 1)
+                .map(|v| v.body_sha256.as_str()),
+        }
+    }
+
     /// How the report names each variant, in order: its file name.
     pub fn variant_labels(&self) -> Vec<String> {
         self.variant

@@ -13,9 +13,10 @@ use serde::Serialize;
 
 use super::table::named_table;
 use super::{movements, rows_of};
+use crate::eval::arm::Arm;
 use crate::eval::record::manifest::Manifest;
 use crate::eval::record::RunRecord;
-use crate::eval::stats::{self, Arm, Comparison, Outcome};
+use crate::eval::stats::{self, Comparison, Outcome};
 
 /// The comparison of two runs.
 #[derive(Debug, Clone, Serialize)]
@@ -41,7 +42,7 @@ pub struct RunComparison {
 /// baseline.
 pub fn default_arm(a: &Manifest, b: &Manifest) -> Arm {
     if a.variant.is_some() && b.variant.is_some() {
-        Arm::Variant
+        Arm::Variant(0)
     } else {
         Arm::Baseline
     }
@@ -64,7 +65,7 @@ pub fn compare_runs(
     }
     let arm = arm.unwrap_or_else(|| default_arm(ma, mb));
     for m in [ma, mb] {
-        if arm == Arm::Variant && m.variant.is_none() {
+        if arm == Arm::Variant(0) && m.variant.is_none() {
             bail!(
                 "cannot compare the variant arm: {} is an A/A run (no variant); use --arm baseline",
                 m.run_id
@@ -114,8 +115,8 @@ pub fn compare_runs(
             .collect()
     };
     let mut outcomes = relabel(a, Arm::Baseline);
-    outcomes.extend(relabel(b, Arm::Variant));
-    let comparison = stats::compare(&outcomes, "compare", Arm::Baseline, Arm::Variant)
+    outcomes.extend(relabel(b, Arm::Variant(0)));
+    let comparison = stats::compare(&outcomes, "compare", Arm::Baseline, Arm::Variant(0))
         .map_err(|e| anyhow::anyhow!("cannot compare {ia} and {ib}: {e} (their corpora differ)"))?;
     Ok(RunComparison {
         run_a: ia.clone(),
@@ -133,11 +134,7 @@ fn differences(a: &Manifest, b: &Manifest, arm: Arm) -> Vec<&'static str> {
     let body = |m: &Manifest| match arm {
         Arm::Control => m.control_body_sha256.clone(),
         Arm::Baseline => Some(m.baseline_body_sha256.clone()),
-        Arm::Variant => Some(m.variant_body_sha256.clone()),
-        Arm::More(i) => m
-            .more_variants
-            .get(usize::from(i))
-            .map(|v| v.body_sha256.clone()),
+        Arm::Variant(i) => m.variant_body(usize::from(i)).map(str::to_string),
     };
     let checks = [
         ("model_sha256", a.model_sha256 == b.model_sha256),

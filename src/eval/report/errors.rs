@@ -2,9 +2,9 @@
 //! because the model failed: a table over it reads as "no change" or "worse" about nothing, so
 //! `run`, `report` and `compare` end with an error line naming the arm and the first error.
 
+use crate::eval::arm::Arm;
 use crate::eval::record::journal::JournalEntry;
 use crate::eval::replay;
-use crate::eval::stats::Arm;
 use crate::harness::transcript::StopReason;
 
 /// One arm's units and how many of them errored, with the first error's reason.

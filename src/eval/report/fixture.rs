@@ -1,7 +1,8 @@
 //! Outcomes of known shape for the report tests: four categories that are clearly better,
 //! clearly worse, flaky in both arms, and gapped on one side.
 
-use crate::eval::stats::{summarize, Arm, Outcome, Summary};
+use crate::eval::arm::Arm;
+use crate::eval::stats::{summarize, Outcome, Summary};
 
 /// Laws that fail in a failing run of each category; `names-the-city` applies everywhere.
 pub fn laws_of(category: &str) -> (Vec<String>, Vec<String>) {
@@ -25,7 +26,7 @@ pub fn push_units(
     variant_gapped: bool,
 ) {
     let (applied, failing) = laws_of(category);
-    let arms = [Arm::Control, Arm::Baseline, Arm::Variant];
+    let arms = [Arm::Control, Arm::Baseline, Arm::Variant(0)];
     for (arm, passed) in arms.into_iter().zip(passes) {
         outcomes.push(Outcome {
             sample_id: format!("{category}-{sample:02}"),
@@ -35,7 +36,7 @@ pub fn push_units(
             passed,
             failed_laws: if passed { vec![] } else { failing.clone() },
             applied_laws: applied.clone(),
-            gapped: variant_gapped && arm == Arm::Variant,
+            gapped: variant_gapped && arm == Arm::Variant(0),
             errored: false,
         });
     }

@@ -31,7 +31,8 @@ pub use markdown::markdown;
 pub use summary_files::{csv, json};
 pub use table::table;
 
-use super::stats::{Arm, ArmSummary, Comparison, RepeatsNeeded, Row, Summary, Verdict};
+use super::stats::{ArmSummary, Comparison, RepeatsNeeded, Row, Summary, Verdict};
+use crate::eval::arm::Arm;
 
 /// Beyond this many repeats the report says ">100": adding samples is the practical way.
 const MANY_REPEATS: u64 = 100;
@@ -69,7 +70,7 @@ fn comparison_name(comparison: &Comparison) -> String {
         (Arm::Baseline, t, Some(label)) if t.variant_index().is_some() => {
             format!("wording, {label}")
         }
-        (Arm::Baseline, Arm::Variant, None) => "wording".into(),
+        (Arm::Baseline, Arm::Variant(0), None) => "wording".into(),
         (Arm::Baseline, t, None) if t.variant_index().is_some() => {
             format!("wording, {}", t.name())
         }
@@ -87,7 +88,7 @@ fn comparison_title(comparison: &Comparison) -> String {
             "Skill effect: baseline against control (the skill with its {} removed)",
             removed_part(comparison)
         ),
-        (Arm::Baseline, Arm::Variant, None) => "Wording: variant against baseline".into(),
+        (Arm::Baseline, Arm::Variant(0), None) => "Wording: variant against baseline".into(),
         (Arm::Baseline, t, label) if t.variant_index().is_some() => format!(
             "Wording: {} ({}) against baseline",
             label.as_deref().unwrap_or(t.name()),

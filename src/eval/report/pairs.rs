@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::eval::arm::Arm;
 use crate::eval::record::journal::JournalEntry;
 use crate::eval::record::RunRecord;
-use crate::eval::stats::{Arm, Comparison, Summary};
+use crate::eval::stats::{Comparison, Summary};
 use crate::harness::transcript::StopReason;
 
 /// Pairs shown per comparison; a report beyond that says how many it left out.

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 
+use crate::eval::arm::Arm;
 use crate::eval::pack::{ControlPart, Pack};
-use crate::eval::stats::{self, Arm};
 use crate::harness::skills::SkillTree;
 
 /// The skills trees a run compares.
@@ -15,9 +15,9 @@ pub struct Arms {
     /// (and it is still preloaded when the pack preloads it), so only the body is missing.
     pub control: SkillTree,
     pub baseline: SkillTree,
-    pub variant: SkillTree,
-    /// The trees of the second and further variants (arms `variant2`…).
-    pub more: Vec<SkillTree>,
+    /// Each variant laid over the baseline, in the order given (arm `Variant(i)`); an A/A run
+    /// has one, the baseline itself.
+    pub variants: Vec<SkillTree>,
     /// No variant: the baseline against itself.
     pub aa: bool,
 }
@@ -27,14 +27,18 @@ impl Arms {
         match arm {
             Arm::Control => &self.control,
             Arm::Baseline => &self.baseline,
-            Arm::Variant => &self.variant,
-            Arm::More(i) => &self.more[usize::from(i)],
+            Arm::Variant(i) => &self.variants[usize::from(i)],
         }
+    }
+
+    /// The first (or only) variant's tree.
+    pub fn variant(&self) -> &SkillTree {
+        &self.variants[0]
     }
 
     /// How many variants the run compares (one for an A/A run).
     pub fn variant_count(&self) -> usize {
-        1 + self.more.len()
+        self.variants.len()
     }
 }
 
@@ -64,9 +68,8 @@ pub fn arms(
         let baseline = pack.skills(skills_dir)?;
         return Ok(Arms {
             control: control_tree(pack, &baseline)?,
-            variant: baseline.clone(),
+            variants: vec![baseline.clone()],
             baseline,
-            more: Vec::new(),
             aa: true,
         });
     };
@@ -101,8 +104,7 @@ pub fn arms(
     Ok(Arms {
         control,
         baseline,
-        variant,
-        more: Vec::new(),
+        variants: vec![variant],
         aa: false,
     })
 }
@@ -140,11 +142,11 @@ pub fn arms_with_variants(
     let Some(first) = variant else {
         bail!("--variant: further variants need a first one");
     };
-    if 1 + more_variants.len() > stats::MAX_VARIANTS {
+    if 1 + more_variants.len() > crate::eval::arm::MAX_VARIANTS {
         bail!(
             "--variant: {} variants given; one run compares at most {}",
             1 + more_variants.len(),
-            stats::MAX_VARIANTS
+            crate::eval::arm::MAX_VARIANTS
         );
     }
     let mut seen = vec![first.to_path_buf()];
@@ -154,7 +156,7 @@ pub fn arms_with_variants(
         }
         seen.push(path.clone());
         let text = crate::harness::skills::read_variant(path)?;
-        arms.more
+        arms.variants
             .push(overlay_variant(pack, &arms.baseline, &text, path)?);
     }
     Ok(arms)

@@ -7,10 +7,10 @@ use anyhow::bail;
 
 use super::prepare::Prepared;
 use super::unit::run_unit;
+use crate::eval::arm::Arm;
 use crate::eval::plan::{self, Unit};
 use crate::eval::record::{Journal, JournalEntry};
 use crate::eval::report;
-use crate::eval::stats::Arm;
 use crate::exec::profile::Profile;
 use crate::exec::progress::Progress;
 use crate::exec::sink::{self, Finished, ProgressSink, Sink};

@@ -168,8 +168,8 @@ pub fn check_fits_context(
 ) -> anyhow::Result<()> {
     let fewest = |bytes: usize| bytes.div_ceil(longest_token_bytes.max(1));
     let pack = &run.opts.pack;
-    let mut trees = vec![&run.arms.baseline, &run.arms.variant];
-    trees.extend(&run.arms.more);
+    let mut trees = vec![&run.arms.baseline];
+    trees.extend(&run.arms.variants);
     for tree in trees {
         if let Some(skill) = tree.get(&pack.skill) {
             let tokens = fewest(skill.body.len());

@@ -55,11 +55,11 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
         skills_dir: skills_dir.display().to_string(),
         variant: opts.variant.as_ref().map(|p| p.display().to_string()),
         baseline_body_sha256: body(&arms.baseline),
-        variant_body_sha256: body(&arms.variant),
+        variant_body_sha256: body(arms.variant()),
         more_variants: opts
             .more_variants
             .iter()
-            .zip(&arms.more)
+            .zip(&arms.variants[1..])
             .map(|(path, tree)| VariantRecord {
                 path: path.display().to_string(),
                 body_sha256: body(tree),

@@ -3,12 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::arm::Arm;
 use super::outcome::Outcome;
 use super::pairs::{index, Paired, RowInput, Runs, SampleRuns, StatsError};
 use super::results::{Comparison, HeldShare, LawFailures, Row, Verdict};
 use super::rows::{finish_row, raw_row, Measure, RawRow};
 use super::{family, method, sequential, Effort, ALPHA};
+use crate::eval::arm::Arm;
 
 /// Compares `treatment` against `reference` over the outcomes of a run; `name` names the
 /// comparison (and seeds its bootstrap).

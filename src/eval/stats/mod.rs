@@ -116,7 +116,6 @@ pub mod method;
 pub mod reach;
 pub mod sequential;
 
-mod arm;
 mod comparison;
 mod mde;
 mod outcome;
@@ -128,13 +127,12 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use arm::{Arm, MAX_VARIANTS};
 pub use comparison::{compare, compare_many_looked};
 pub use mde::RowPower;
 pub use method::Interval;
 pub use outcome::Outcome;
 pub use pairs::StatsError;
-pub use powers::{compare_many, compare_many_with, compare_with_power, Powers};
+pub use powers::{compare_many_with_power, compare_many_with_power_at, compare_with_power, Powers};
 pub use results::{
     ArmSummary, Band, Comparison, FlakySample, HeldShare, LawFailures, RepeatsNeeded, Row, Summary,
     Verdict,

@@ -1,9 +1,8 @@
 //! The judged result of one run, and how it scores: passed, one law held, or the share of its
 //! laws that held.
 
+use crate::eval::arm::Arm;
 use serde::{Deserialize, Serialize};
-
-use super::arm::Arm;
 
 /// The judged result of one run: one sample, under one arm, in one repeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

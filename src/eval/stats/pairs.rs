@@ -3,8 +3,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::arm::Arm;
 use super::outcome::Outcome;
+use crate::eval::arm::Arm;
 
 /// Outcomes that cannot be paired.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

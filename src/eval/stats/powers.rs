@@ -2,7 +2,6 @@
 //! the MDEs a report prints against what runs find. A report needs only the MDEs, so the
 //! comparisons it makes ([`compare_many_looked`]) leave this out.
 
-use super::arm::Arm;
 use super::comparison::{compare_many_looked, raw_comparison, RawComparison};
 use super::mde::RowPower;
 use super::outcome::Outcome;
@@ -10,6 +9,7 @@ use super::pairs::{index, StatsError};
 use super::results::{Comparison, Row};
 use super::rows::RawRow;
 use super::Effort;
+use crate::eval::arm::Arm;
 
 /// The [`RowPower`] of every row of a comparison, in the comparison's order.
 #[derive(Debug, Clone)]
@@ -26,22 +26,22 @@ pub fn compare_with_power(
     reference: Arm,
     treatment: Arm,
 ) -> Result<(Comparison, Powers), StatsError> {
-    let mut one = compare_many(outcomes, &[name.to_string()], reference, &[treatment])?;
+    let mut one = compare_many_with_power(outcomes, &[name.to_string()], reference, &[treatment])?;
     Ok(one.remove(0))
 }
 
 /// [`compare_many_looked`] of a fixed run, with what each row's MDE rests on.
-pub fn compare_many(
+pub fn compare_many_with_power(
     outcomes: &[Outcome],
     names: &[String],
     reference: Arm,
     treatments: &[Arm],
 ) -> Result<Vec<(Comparison, Powers)>, StatsError> {
-    compare_many_with(outcomes, names, reference, treatments, Effort::REPORT)
+    compare_many_with_power_at(outcomes, names, reference, treatments, Effort::REPORT)
 }
 
-/// [`compare_many`] at another effort.
-pub fn compare_many_with(
+/// [`compare_many_with_power`] at another effort.
+pub fn compare_many_with_power_at(
     outcomes: &[Outcome],
     names: &[String],
     reference: Arm,

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::arm::Arm;
 use super::method::Interval;
 use super::{sequential, ALPHA};
+use crate::eval::arm::Arm;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

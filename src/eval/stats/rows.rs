@@ -3,13 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use super::arm::Arm;
 use super::mde::{repeats_for_target, RowPower};
 use super::method::{self, Interval};
 use super::outcome::Outcome;
 use super::pairs::{RowInput, Run};
 use super::results::{ArmSummary, Band, RepeatsNeeded, Row, Verdict};
 use super::{Effort, ALPHA, CONFIDENCE, SIMULATED_BELOW};
+use crate::eval::arm::Arm;
 
 /// A row before its family is known, with what its power simulation needs.
 pub(super) struct RawRow {

@@ -2,12 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::arm::Arm;
 use super::comparison::compare_many_looked;
 use super::outcome::Outcome;
 use super::pairs::{index, StatsError};
 use super::results::{Comparison, FlakySample, Summary};
 use super::{sequential, Effort, ALPHA, CONFIDENCE, POWER, TARGET_EFFECT};
+use crate::eval::arm::Arm;
 
 /// Both comparisons of a run: the skill effect when control outcomes exist, and the wording.
 pub fn summarize(outcomes: &[Outcome]) -> Result<Summary, StatsError> {
@@ -45,7 +45,7 @@ pub fn summarize_looked(
         .iter()
         .map(|o| o.arm)
         .filter(|a| a.variant_index().is_some())
-        .chain([Arm::Variant])
+        .chain([Arm::Variant(0)])
         .collect();
     let treatments: Vec<Arm> = variants.into_iter().collect();
     let names: Vec<String> = treatments.iter().map(|&a| wording_name(a)).collect();
@@ -84,7 +84,7 @@ pub fn any_worse(summary: &Summary) -> bool {
 /// run with one variant reads (and draws its bootstrap seeds) as it always has.
 pub fn wording_name(arm: Arm) -> String {
     match arm {
-        Arm::Variant => "wording".to_string(),
+        Arm::Variant(0) => "wording".to_string(),
         other => format!("wording:{}", other.name()),
     }
 }

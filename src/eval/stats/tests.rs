@@ -1,6 +1,7 @@
 //! Unit tests of the comparisons: verdicts, the family, MDEs and the run's summary.
 
 use super::*;
+use crate::eval::arm::Arm;
 
 fn outcome(sample: &str, category: &str, arm: Arm, repeat: u32, passed: bool) -> Outcome {
     Outcome {
@@ -26,7 +27,7 @@ fn runs(
     let mut all = Vec::new();
     for s in 0..samples {
         for r in 0..repeats {
-            for arm in [Arm::Baseline, Arm::Variant] {
+            for arm in [Arm::Baseline, Arm::Variant(0)] {
                 all.push(outcome(
                     &format!("{category}-{s}"),
                     category,
@@ -61,7 +62,7 @@ fn close(a: f64, b: f64, tolerance: f64) -> bool {
 /// the larger of the directions it could see.
 fn check_simulated_mde(outcomes: &[Outcome], category: &str) -> f64 {
     let (comparison, powers) =
-        compare_with_power(outcomes, "wording", Arm::Baseline, Arm::Variant).unwrap();
+        compare_with_power(outcomes, "wording", Arm::Baseline, Arm::Variant(0)).unwrap();
     let index = comparison
         .categories
         .iter()
@@ -89,7 +90,7 @@ fn check_simulated_mde(outcomes: &[Outcome], category: &str) -> f64 {
 
 #[test]
 fn ten_samples_fixed_by_the_variant_are_better() {
-    let outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant);
+    let outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant(0));
     let comparison = wording(&outcomes);
     let c = &comparison.categories[0];
     assert_eq!((c.samples, c.pairs), (10, 10));
@@ -114,7 +115,7 @@ fn ten_samples_fixed_by_the_variant_are_better() {
 fn repeats_of_one_sample_are_not_counted_as_independent_evidence() {
     // Four samples fixed, each seen in five identical repeats: 20 pairs but only four
     // samples, whose smallest possible p is 2/16.
-    let outcomes = runs("c", 4, 5, |_, _, arm| arm == Arm::Variant);
+    let outcomes = runs("c", 4, 5, |_, _, arm| arm == Arm::Variant(0));
     let c = &wording(&outcomes).categories[0];
     assert_eq!(c.p_value, 0.125);
     assert_eq!(c.smallest_p, 0.125);
@@ -134,8 +135,8 @@ fn worse_is_the_mirror_of_better() {
 #[test]
 fn the_family_steps_down_across_rows() {
     // a: 12 of 12 fixed, p = 2/4096. b: 6 of 6 fixed, p = 2/64. c: no change, p = 1.
-    let mut outcomes = runs("a", 12, 1, |_, _, arm| arm == Arm::Variant);
-    outcomes.extend(runs("b", 6, 1, |_, _, arm| arm == Arm::Variant));
+    let mut outcomes = runs("a", 12, 1, |_, _, arm| arm == Arm::Variant(0));
+    outcomes.extend(runs("b", 6, 1, |_, _, arm| arm == Arm::Variant(0)));
     outcomes.extend(runs("c", 10, 1, |_, _, _| true));
     let comparison = wording(&outcomes);
     let (a, b, c) = (
@@ -161,7 +162,7 @@ fn the_family_steps_down_across_rows() {
 fn a_small_row_takes_its_mde_from_its_own_test() {
     // 15 samples, one repeat: three fixed, three broken, nine unchanged.
     let outcomes = runs("c", 15, 1, |s, _, arm| match s {
-        0..=2 => arm == Arm::Variant,
+        0..=2 => arm == Arm::Variant(0),
         3..=5 => arm == Arm::Baseline,
         _ => true,
     });
@@ -192,8 +193,8 @@ fn the_worked_example_of_the_docs() {
     // more (d = ½), 3 samples twice more (d = 1), and leaves 6 alone; the other nine
     // categories pass everything in both arms.
     let mut outcomes = runs("c0", 15, 2, |s, r, arm| match (s, arm) {
-        (0..=5, Arm::Variant) => r == 0,
-        (6..=8, Arm::Variant) => true,
+        (0..=5, Arm::Variant(0)) => r == 0,
+        (6..=8, Arm::Variant(0)) => true,
         (9..=14, _) => true,
         _ => false,
     });
@@ -304,11 +305,11 @@ fn bands_span_per_repeat_rates() {
 
 #[test]
 fn gapped_runs_are_scored_as_judged_and_counted_per_arm() {
-    let mut outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant);
+    let mut outcomes = runs("c", 10, 1, |_, _, arm| arm == Arm::Variant(0));
     // Two variant runs met a gap: they stay in the rates and the test, as judged.
     for o in outcomes
         .iter_mut()
-        .filter(|o| o.arm == Arm::Variant)
+        .filter(|o| o.arm == Arm::Variant(0))
         .take(2)
     {
         o.gapped = true;
@@ -329,7 +330,7 @@ fn a_gap_that_failed_weighs_against_its_arm() {
     let mut outcomes = runs("c", 10, 1, |s, _, arm| arm == Arm::Baseline || s >= 8);
     for o in outcomes
         .iter_mut()
-        .filter(|o| o.arm == Arm::Variant && !o.passed)
+        .filter(|o| o.arm == Arm::Variant(0) && !o.passed)
     {
         o.gapped = true;
     }
@@ -421,7 +422,7 @@ fn control_outcomes_add_the_skill_effect() {
 #[test]
 fn flaky_samples_are_listed_per_arm() {
     let outcomes = runs("c", 2, 2, |s, r, arm| {
-        let variant_slip = arm == Arm::Variant && s == 1 && r == 0;
+        let variant_slip = arm == Arm::Variant(0) && s == 1 && r == 0;
         let baseline_slip = arm == Arm::Baseline && s == 0 && r == 1;
         !(variant_slip || baseline_slip)
     });
@@ -431,7 +432,10 @@ fn flaky_samples_are_listed_per_arm() {
         .iter()
         .map(|f| (f.sample_id.as_str(), f.arm))
         .collect();
-    assert_eq!(flaky, vec![("c-0", Arm::Baseline), ("c-1", Arm::Variant)]);
+    assert_eq!(
+        flaky,
+        vec![("c-0", Arm::Baseline), ("c-1", Arm::Variant(0))]
+    );
 }
 
 #[test]
@@ -446,7 +450,7 @@ fn duplicates_and_category_clashes_are_refused() {
     ));
     let clash = vec![
         outcome("s", "c", Arm::Baseline, 0, true),
-        outcome("s", "d", Arm::Variant, 0, true),
+        outcome("s", "d", Arm::Variant(0), 0, true),
     ];
     assert!(matches!(
         summarize(&clash),

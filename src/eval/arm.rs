@@ -7,18 +7,17 @@ pub enum Arm {
     /// The skill under test with its body removed: what the skill's front matter alone does.
     Control,
     Baseline,
-    /// The first (or only) variant.
-    Variant,
-    /// A further variant of a run that compares several: `More(0)` is the second variant
-    /// (`variant2`), up to [`MAX_VARIANTS`].
-    More(u8),
+    /// The run's variants, from 0 in the order they were given: `Variant(0)` is the first (or
+    /// only) one, named `variant` in journals; `Variant(1)` is `variant2`, up to [`MAX_VARIANTS`].
+    Variant(u8),
 }
 
 /// The most variants one run compares with its baseline.
 pub const MAX_VARIANTS: usize = 9;
 
-const MORE_NAMES: [&str; MAX_VARIANTS - 1] = [
-    "variant2", "variant3", "variant4", "variant5", "variant6", "variant7", "variant8", "variant9",
+const VARIANT_NAMES: [&str; MAX_VARIANTS] = [
+    "variant", "variant2", "variant3", "variant4", "variant5", "variant6", "variant7", "variant8",
+    "variant9",
 ];
 
 impl Arm {
@@ -26,25 +25,20 @@ impl Arm {
         match self {
             Arm::Control => "control",
             Arm::Baseline => "baseline",
-            Arm::Variant => "variant",
-            Arm::More(i) => MORE_NAMES[usize::from(i)],
+            Arm::Variant(i) => VARIANT_NAMES[usize::from(i)],
         }
     }
 
     /// The arm of the run's `index`-th variant (from 0).
     pub fn variant(index: usize) -> Arm {
         assert!(index < MAX_VARIANTS, "at most {MAX_VARIANTS} variants");
-        match index {
-            0 => Arm::Variant,
-            i => Arm::More((i - 1) as u8),
-        }
+        Arm::Variant(index as u8)
     }
 
     /// Which variant this arm is (from 0), if it is one.
     pub fn variant_index(self) -> Option<usize> {
         match self {
-            Arm::Variant => Some(0),
-            Arm::More(i) => Some(usize::from(i) + 1),
+            Arm::Variant(i) => Some(usize::from(i)),
             _ => None,
         }
     }
@@ -53,11 +47,10 @@ impl Arm {
         match name {
             "control" => Some(Arm::Control),
             "baseline" => Some(Arm::Baseline),
-            "variant" => Some(Arm::Variant),
-            other => MORE_NAMES
+            other => VARIANT_NAMES
                 .iter()
                 .position(|n| *n == other)
-                .map(|i| Arm::More(i as u8)),
+                .map(|i| Arm::Variant(i as u8)),
         }
     }
 }
