@@ -108,8 +108,10 @@
 //! `pairs` pairs two arms' runs by (sample, repeat); `rows` makes a row of them (its rates, Δ,
 //! interval and raw p, then its verdict), with its MDE from `mde`; `comparison` tests a
 //! comparison's rows as one family; `summary` makes a run's comparisons. `results` holds the
-//! types they report, `arm` and `outcome` what they read. `powers` gives the tests each row's
-//! power at any change; [`method`], [`family`] and [`sequential`] are the numerical parts.
+//! types they report, `outcome` what they read of a judged run (the arms themselves are
+//! `crate::eval::arm`). `powers` gives the simulation tests each row's power at any change;
+//! `reach` the smallest category a verdict can be reached in; [`method`], [`family`] and
+//! [`sequential`] are the numerical parts.
 
 pub mod family;
 pub mod method;
