@@ -27,7 +27,7 @@ from bfcl_eval.utils import load_dataset_entry, load_ground_truth_entry
 CATEGORIES = [
     "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
     "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
-    "live_irrelevance",
+    "live_irrelevance", "live_relevance",
 ]
 # A prompting model whose names keep their dots, as a local model's do.
 MODEL = "Qwen_Qwen3-8B"
@@ -45,7 +45,7 @@ HANDLER = PromptingHandler()
 
 
 def verdict(category, entry, answer, output):
-    if "irrelevance" in category:
+    if "relevance" in category:
         result = _evaluate_single_relevance_entry(HANDLER, entry["id"], output, entry, MODEL, category)
     else:
         result = _evaluate_single_ast_entry(
@@ -173,7 +173,7 @@ def value_mutations(value, schema):
 
 
 def cases_for(category, entry, answers):
-    if "irrelevance" in category:
+    if "relevance" in category:
         first = entry["function"][0]["name"] if entry["function"] else "f"
         return [
             ("prose", "I cannot answer that with the functions I have."),
@@ -231,7 +231,7 @@ def main():
     crashes = 0
     for category in CATEGORIES:
         entries = load_dataset_entry(category, include_prereq=False, include_language_specific_hint=False)
-        answers = {} if "irrelevance" in category else {a["id"]: a["ground_truth"] for a in load_ground_truth_entry(category)}
+        answers = {} if "relevance" in category else {a["id"]: a["ground_truth"] for a in load_ground_truth_entry(category)}
         if answers:
             for entry in entries:
                 output = render(answer_calls(entry, answers[entry["id"]]))

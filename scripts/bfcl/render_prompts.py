@@ -18,7 +18,7 @@ from bfcl_eval.utils import load_dataset_entry
 CATEGORIES = [
     "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
     "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
-    "live_irrelevance",
+    "live_irrelevance", "live_relevance",
 ]
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "tests" / "data" / "bfcl" / "prompts.jsonl"

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::harness::template::{Message, Role};
 
 /// The single-turn categories vendored under `corpora/bfcl/`.
-pub const CATEGORIES: [&str; 10] = [
+pub const CATEGORIES: [&str; 11] = [
     "simple_python",
     "multiple",
     "parallel",
@@ -21,6 +21,7 @@ pub const CATEGORIES: [&str; 10] = [
     "live_parallel",
     "live_parallel_multiple",
     "live_irrelevance",
+    "live_relevance",
 ];
 
 /// File names carry this version prefix, as BFCL names them.
@@ -52,7 +53,7 @@ pub struct Entry {
     /// Function documents in BFCL's schema dialect (`"type": "dict"`, `"float"`, …).
     pub functions: Vec<Value>,
     /// One item per expected call, `{name: {param: [accepted values]}}`; `None` when the
-    /// category has no answers (irrelevance).
+    /// category has no answers (irrelevance, relevance).
     pub ground_truth: Option<Vec<Value>>,
 }
 
@@ -87,7 +88,7 @@ pub fn category_of_id(id: &str) -> &str {
     }
 }
 
-/// Loads a vendored category with its answers (none for irrelevance categories).
+/// Loads a vendored category with its answers (none for the relevance categories).
 pub fn load_category(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusError> {
     if !CATEGORIES.contains(&category) {
         return Err(CorpusError::UnknownCategory(category.to_string()));

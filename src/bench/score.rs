@@ -121,10 +121,15 @@ pub fn find_result_files_for(
 /// Checks one reply against its entry.
 pub fn check_entry(entry: &Entry, reply: &Value) -> CheckResult {
     let Some(text) = reply.as_str() else {
-        // BFCL's prompting decoder fails on anything but text.
+        // BFCL's prompting decoder fails on anything but text: no call.
         let as_text = reply.to_string();
         return if entry.is_irrelevance() {
             CheckResult::pass()
+        } else if entry.category.contains("relevance") {
+            CheckResult::fail(
+                "relevance_error:decoder_failed",
+                format!("Expected a function call; the reply is not text: {as_text}"),
+            )
         } else {
             CheckResult::fail(
                 "ast_decoder:decoder_failed",
