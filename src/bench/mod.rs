@@ -8,6 +8,7 @@
 pub mod checker;
 pub mod corpus;
 pub mod harness_mode;
+pub mod overall;
 pub mod prompt;
 pub mod report;
 pub mod run;

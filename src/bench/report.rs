@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use comfy_table::{presets, CellAlignment, ContentArrangement, Table};
 use serde::{Deserialize, Serialize};
 
+use super::overall::{overall, CategoryAccuracy, Overall};
 use super::score::CategoryScore;
 
 /// Name of the row that pools every category.
@@ -97,6 +98,10 @@ pub struct BenchSummary {
     pub categories: Vec<CategorySummary>,
     /// Every category's lines pooled (not BFCL's overall score, which weights groups).
     pub total: CategorySummary,
+    /// BFCL v4's overall score over the categories run; `None` when none of them weighs.
+    /// Custom corpora never carry a BFCL category's name, so every name it reads is BFCL's.
+    #[serde(default)]
+    pub overall: Option<Overall>,
 }
 
 /// Pools per-repeat scores; categories keep the order in which they first appear.
@@ -127,10 +132,21 @@ pub fn summarize(per_repeat: &[Vec<CategoryScore>]) -> BenchSummary {
         }
         total.add(repeat_correct, repeat_lines, &repeat_errors);
     }
+    let accuracies: Vec<CategoryAccuracy> = categories
+        .iter()
+        .map(|c| CategoryAccuracy {
+            category: &c.category,
+            accuracy: c.accuracy,
+            entries: c.entries,
+        })
+        .collect();
+    // Linear in the accuracies, so over pooled repeats it is the mean of the repeats' scores.
+    let overall = overall(&accuracies);
     BenchSummary {
         repeats: per_repeat.len(),
         categories,
         total,
+        overall,
     }
 }
 
@@ -184,6 +200,10 @@ pub fn table(summary: &BenchSummary) -> String {
         }
     }
     let mut text = table.to_string();
+    if let Some(overall) = &summary.overall {
+        text.push('\n');
+        text.push_str(&overall.line());
+    }
     if summary.total.unknown_ids > 0 {
         text.push_str(&format!(
             "\n{} result line(s) have an id the corpus does not hold; they count as wrong.",
@@ -249,5 +269,13 @@ mod tests {
             table.contains("66.7%") && table.contains("x (1)"),
             "{table}"
         );
+        assert!(table.contains("BFCL v4 overall: 3.33%"), "{table}");
+    }
+
+    #[test]
+    fn a_custom_category_alone_has_no_overall_line() {
+        let summary = summarize(&[vec![score("mine", 2, 3, "x")]]);
+        assert_eq!(summary.overall, None);
+        assert!(!table(&summary).contains("overall"));
     }
 }

@@ -17,6 +17,7 @@ use crate::harness::toolcall::CallFormat;
 
 use super::corpus::{load_category, load_files, Entry, CATEGORIES};
 use super::harness_mode::harness_entry;
+use super::overall::LEADERBOARD_CATEGORIES;
 use super::report::{summarize, BenchSummary};
 use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
 use super::{prompt_entry, EntryOptions, EntryOutcome, Mode};
@@ -82,15 +83,18 @@ pub fn select(
         });
     }
     if let Some(corpus) = custom {
-        if selected.iter().any(|c| c.name == corpus.name) {
+        if LEADERBOARD_CATEGORIES.contains(&corpus.name.as_str()) {
             bail!(
-                "--category-name {:?} is also among the --bfcl categories",
-                corpus.name
+                "--category-name {:?} is a BFCL category; give --corpus {} a name of its own, \
+                 so that its score is not read as BFCL's",
+                corpus.name,
+                corpus.questions.display()
             );
         }
-        if corpus.answers.is_none() && !corpus.name.contains("irrelevance") {
+        if corpus.answers.is_none() && !corpus.name.contains("relevance") {
             bail!(
-                "--corpus {} needs --answers, unless its --category-name says irrelevance",
+                "--corpus {} needs --answers, unless its --category-name says relevance or \
+                 irrelevance",
                 corpus.questions.display()
             );
         }
@@ -441,7 +445,7 @@ mod tests {
     fn categories_expand_all_and_keep_order() {
         let chosen = parse_categories(&["parallel,simple_python".into(), "parallel".into()]);
         assert_eq!(chosen.unwrap(), ["parallel", "simple_python"]);
-        assert_eq!(parse_categories(&["all".into()]).unwrap().len(), 10);
+        assert_eq!(parse_categories(&["all".into()]).unwrap(), CATEGORIES);
         let err = parse_categories(&["simple".into()])
             .unwrap_err()
             .to_string();
@@ -458,5 +462,25 @@ mod tests {
             "gemma-3-270m-q4-k-m"
         );
         assert_eq!(default_result_model(None, "scripted"), "scripted");
+    }
+
+    #[test]
+    fn a_custom_corpus_may_not_take_a_bfcl_name_and_relevance_needs_no_answers() {
+        let root = super::super::corpus::default_root();
+        let corpus = |name: &str| CustomCorpus {
+            questions: root.join("BFCL_v4_live_relevance.json"),
+            answers: None,
+            name: name.into(),
+        };
+        let err = select(&root, &[], Some(&corpus("live_relevance")), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is a BFCL category"), "{err}");
+        let selected = select(&root, &[], Some(&corpus("my_relevance")), Some(2)).unwrap();
+        assert_eq!(selected[0].entries.len(), 2);
+        let err = select(&root, &[], Some(&corpus("my_simple")), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs --answers"), "{err}");
     }
 }

@@ -83,11 +83,11 @@ pub struct CustomCorpusArgs {
     /// Questions in BFCL's JSON-lines shape ({"id", "question", "function"})
     #[arg(long, requires = "category_name")]
     pub corpus: Option<PathBuf>,
-    /// Answers for --corpus ({"id", "ground_truth"}); not needed for irrelevance
+    /// Answers for --corpus ({"id", "ground_truth"}); not needed for (ir)relevance
     #[arg(long, requires = "corpus")]
     pub answers: Option<PathBuf>,
     /// Category of --corpus; it picks the checker as BFCL's names do (simple, multiple,
-    /// parallel, irrelevance)
+    /// parallel, irrelevance, relevance); not one of BFCL's own category names
     #[arg(long, requires = "corpus")]
     pub category_name: Option<String>,
 }
