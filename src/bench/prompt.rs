@@ -56,7 +56,7 @@ fn append(object: &mut serde_json::Map<String, Value>, text: &str) {
 }
 
 /// One function document as BFCL shows it for the language.
-fn language_specific(function: &Value, language: Language) -> Value {
+pub fn language_specific(function: &Value, language: Language) -> Value {
     let mut function = function.clone();
     let Some(object) = function.as_object_mut() else {
         return function;
