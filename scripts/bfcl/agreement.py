@@ -302,11 +302,27 @@ def source_call(name, args):
     return f"{name}(" + ", ".join(f"{k}={v}" for k, v in args) + ")"
 
 
-def source_mutations(language, value, ptype, items):
-    """Near misses for one argument, as source text."""
+# Source texts tried for every argument, whatever its type: odd numbers, nesting, commas
+# inside strings, lambdas, special values; each converter must read them as BFCL's does.
+ODD_LITERALS = [
+    "1e5", "-0.5", ".5", "1_000", "0x1F", "007", "- 5", "+5", "1.5f", "2L", "3n", "1.5e-3F",
+    "'a'", '""', "[]", "{}", "[1, [2, 3]]", '{"a": {"b": 1}}', '["a, b", "c"]', '"a,b:c"',
+    "{'k': [1, 2], \"j\": {\"x\": \"y\"}}", "{k: 1, j: 'v, w: z', m: [1, 2]}", '{ "a" : 1 , "b":2 }',
+    "new Foo(1, \"x\")", "x -> x + 1", "(a, b) => a + b", "Infinity", "NaN", "undefined", "this",
+    "`t${x}`", "new String[][]{{\"a\"}}", "new int[]{1, -2, 3}", "new int[] { }", "new HashMap<String, Integer>()",
+    "List.of(1, 2)", "new ArrayList<Integer>(Arrays.asList(1, 2))", "new ArrayList<>(Arrays.asList())",
+    "new Array(1, 2)", "new Array([1, 2], [3])", "[[1, 2], [3, 4]]", "[ [ 'a' ], [ 'b' ] ]", "[1, 2,]",
+    "[\"x\", 'y', z]", "true", "false", "TRUE", "null", "\"héllo wörld\"", "'ü'", "\"\\u00e9\"",
+    "a.b.c", "Foo.class", "int.class", "new Object()", "!true", "1 + 2", "\"a\" + \"b\"",
+]
+
+
+def source_mutations(language, value, ptype, items, odd):
+    """Near misses for one argument, as source text; with `odd`, the odd literals too."""
     write = java_value if language == Language.JAVA else js_value
     right = write(value, ptype, items)
-    out = [("as_identifier", "someVariable"), ("as_string", json.dumps(str(value))),
+    out = [(f"odd_literal_{i}", text) for i, text in enumerate(ODD_LITERALS)] if odd else []
+    out += [("as_identifier", "someVariable"), ("as_string", json.dumps(str(value))),
            ("non_ascii_string", json.dumps(f"{value}é✓")), ("null", "null"),
            ("method_call", "obj.get(1, \"x\")"), ("parenthesized", f"({right})")]
     if isinstance(value, bool):
@@ -414,6 +430,8 @@ def java_js_cases(category, entry, answers, mutate):
         ("nested_call", "[log(" + source_call(name, written) + ")]"),
         ("comment", "[" + source_call(name, written) + " // done]"),
     ]
+    # The odd literals go to one argument per entry, a different one from entry to entry.
+    odd_index = int(entry["id"].rsplit("_", 1)[1]) % max(1, len(args))
     for index, (param, value, ptype, items) in enumerate(args):
         rest = [w for w in written if w[0] != param]
         if param in required:
@@ -422,7 +440,7 @@ def java_js_cases(category, entry, answers, mutate):
             cases.append((f"omitted_optional:{param}", "[" + source_call(name, rest) + "]"))
         else:
             cases.append((f"omitted_unmarked:{param}", "[" + source_call(name, rest) + "]"))
-        for label, text in source_mutations(language, value, ptype, items):
+        for label, text in source_mutations(language, value, ptype, items, index == odd_index):
             changed = [(p, text if p == param else v) for p, v in written]
             cases.append((f"{label}:{param}", "[" + source_call(name, changed) + "]"))
     return cases
