@@ -429,6 +429,18 @@ def java_js_cases(category, entry, answers, mutate):
         ("await", "[await " + source_call(name, written) + "]"),
         ("nested_call", "[log(" + source_call(name, written) + ")]"),
         ("comment", "[" + source_call(name, written) + " // done]"),
+        # Java cuts node text by byte offsets from a character string: non-ASCII text before
+        # the arguments shifts every value after it.
+        ("non_ascii_comment", "[" + source_call(name, written).replace("(", "(/* héllo wörld ✓ */ ", 1) + "]"),
+        ("multiline", "[" + source_call(name, written).replace("(", "(\n    ", 1).replace(", ", ",\n    ") + "\n]"),
+        ("no_args", "[" + name + "()]"),
+        ("chained_call", "[" + source_call(name, written) + ".then(done)]"),
+        ("optional_call", "[" + source_call(name, written).replace("(", "?.(", 1) + "]"),
+        ("tagged_template", "[" + name + "`x ${y}`]"),
+        ("new_expression", "[new " + source_call(name, written) + "]"),
+        ("generic_call", "[" + source_call(name, written).replace(name.split(".")[-1] + "(", "<String>" + name.split(".")[-1] + "(", 1) + "]"),
+        ("inside_class", "[class A { void f() { " + source_call(name, written) + "; } }]"),
+        ("assigned_result", "[var result = " + source_call(name, written) + "]"),
     ]
     # The odd literals go to one argument per entry, a different one from entry to entry.
     odd_index = int(entry["id"].rsplit("_", 1)[1]) % max(1, len(args))
