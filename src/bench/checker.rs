@@ -63,9 +63,9 @@ impl Language {
 
 /// A decoded call as the rules see it; `None` names an unnamed argument (Java, JavaScript).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Call {
-    pub name: String,
-    pub arguments: Vec<(Option<String>, PyValue)>,
+struct Call {
+    name: String,
+    arguments: Vec<(Option<String>, PyValue)>,
 }
 
 impl Call {
@@ -133,6 +133,7 @@ pub fn check_with(
                 "The reply holds no function call.",
             ),
             Ok(Some(calls)) => {
+                // Every value is source text until the converters read it.
                 let calls: Vec<Call> = calls
                     .into_iter()
                     .map(|call| Call {
@@ -195,7 +196,7 @@ pub fn check_calls(
     )
 }
 
-pub(crate) fn check_language_calls(
+fn check_language_calls(
     language: Language,
     category: &str,
     functions: &[Value],
