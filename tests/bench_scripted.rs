@@ -192,6 +192,65 @@ fn harness_mode_checks_the_first_rounds_calls() {
 }
 
 #[test]
+fn harness_mode_writes_java_and_javascript_calls_as_source() {
+    let java = entries("simple_java", &["simple_java_0", "simple_java_27"]);
+    let javascript = entries("simple_javascript", &["simple_javascript_0"]);
+    let replies = [
+        markup(
+            "GeometryPresentation.createPresentation",
+            json!({"controller": "mapController", "parent": "mapArea"}),
+        ),
+        // A JSON list is not Java source: BFCL's parser rejects the text.
+        markup(
+            "TwoSum.twoSum",
+            json!({"nums": [2, 7, 11, 15], "target": "9"}),
+        ),
+        markup(
+            "validateUserInput",
+            json!({"inputField": "userInputField", "isComplete": "true"}),
+        ),
+    ];
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let mut outcomes = run_harness_mode(
+        &mut backend,
+        &java,
+        &EntryOptions::default(),
+        None,
+        &mut |_| {},
+    );
+    outcomes.extend(run_harness_mode(
+        &mut backend,
+        &javascript,
+        &EntryOptions::default(),
+        None,
+        &mut |_| {},
+    ));
+    assert_eq!(
+        outcomes[0].result,
+        "[GeometryPresentation.createPresentation(controller=mapController, parent=mapArea)]"
+    );
+    assert!(outcomes[0].check.valid, "{:?}", outcomes[0].check);
+    assert_eq!(
+        outcomes[1].check.error_type.as_deref(),
+        Some("ast_decoder:decoder_failed"),
+        "{}",
+        outcomes[1].result
+    );
+    assert!(outcomes[2].check.valid, "{:?}", outcomes[2].check);
+    // The tools are BFCL's rewritten documents: every parameter is source text.
+    assert!(
+        backend.prompts[0].contains("This parameter can be of any type of Java object"),
+        "{}",
+        backend.prompts[0]
+    );
+    for (outcome, entry) in outcomes.iter().zip(java.iter().chain(&javascript)) {
+        let truth = entry.ground_truth.as_deref().unwrap();
+        let rescored = check(&entry.category, &entry.functions, &outcome.result, truth);
+        assert_eq!(rescored, outcome.check, "{}", outcome.id);
+    }
+}
+
+#[test]
 fn harness_mode_scores_parallel_calls_and_irrelevance() {
     let parallel = entries("parallel", &["parallel_0"]);
     let irrelevance = entries("irrelevance", &["irrelevance_0", "irrelevance_1"]);

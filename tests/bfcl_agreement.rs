@@ -1,13 +1,14 @@
 //! Our checker against BFCL's official one. `scripts/bfcl/agreement.py` recorded the official
 //! verdicts in `tests/data/bfcl/agreement.jsonl` and the answers that even BFCL cannot pass
-//! in `ground_truth_exceptions.json`.
+//! in `ground_truth_exceptions.json`. Java and JavaScript answers, which need their own
+//! syntax, are in `agreement.jsonl` for every entry (label `ground_truth`).
 
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use skilleval::bench::checker::check;
+use skilleval::bench::checker::{check, Language};
 use skilleval::bench::corpus::{default_root, load_category, Entry, CATEGORIES};
 use skilleval::harness::toolcall::python_list::{render_calls, DecodedCall, PyValue};
 
@@ -147,7 +148,9 @@ fn every_ground_truth_answer_passes_except_known_ones() {
     let mut wrong = Vec::new();
     let mut checked = 0;
     for entry in all_entries().values() {
-        if entry.ground_truth.is_none() {
+        if entry.ground_truth.is_none()
+            || Language::of_category(&entry.category) != Language::Python
+        {
             continue;
         }
         let output = render_calls(&answer_as_calls(entry));
@@ -184,4 +187,37 @@ fn every_ground_truth_answer_passes_except_known_ones() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Every Java and JavaScript answer, written in its language, has BFCL's verdict in the fixture
+/// (the verdict test above compares ours with it).
+#[test]
+fn every_java_and_javascript_answer_has_a_verdict() {
+    let text = fs::read_to_string(data("agreement.jsonl")).unwrap();
+    let mut answered = BTreeSet::new();
+    let mut per_category: HashMap<String, usize> = HashMap::new();
+    for line in text.lines() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let category = case["category"].as_str().unwrap();
+        if Language::of_category(category) == Language::Python {
+            continue;
+        }
+        *per_category.entry(category.to_string()).or_default() += 1;
+        if case["label"] == "ground_truth" {
+            answered.insert(case["id"].as_str().unwrap().to_string());
+        }
+    }
+    let mut missing = Vec::new();
+    for category in ["simple_java", "simple_javascript"] {
+        assert!(
+            per_category.get(category).copied().unwrap_or(0) > 1000,
+            "few {category} cases: {per_category:?}"
+        );
+        for entry in load_category(&default_root(), category).unwrap() {
+            if !answered.contains(&entry.id) {
+                missing.push(entry.id);
+            }
+        }
+    }
+    assert!(missing.is_empty(), "no ground_truth case for {missing:?}");
 }

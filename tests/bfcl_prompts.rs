@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use serde_json::Value;
-use skilleval::bench::corpus::{default_root, load_category};
+use skilleval::bench::corpus::{default_root, load_category, CATEGORIES};
 use skilleval::bench::prompt::render_messages;
 use skilleval::harness::template::Role;
 
@@ -24,6 +24,7 @@ fn prompts_are_byte_identical_to_bfcl() {
     let text = fs::read_to_string(&fixture).expect("fixture");
     let mut checked = 0;
     let mut with_system_turn = 0;
+    let (mut java, mut javascript) = (0, 0);
     let mut corpora = std::collections::HashMap::new();
     for line in text.lines() {
         let expected: Value = serde_json::from_str(line).unwrap();
@@ -51,6 +52,12 @@ fn prompts_are_byte_identical_to_bfcl() {
                 "{id}[{i}] content"
             );
         }
+        if ours[0].content.contains("Java 8 SDK syntax") {
+            java += 1;
+        }
+        if ours[0].content.contains("in JavaScript syntax") {
+            javascript += 1;
+        }
         if entry.turns[0][0].role == Role::System {
             with_system_turn += 1;
         }
@@ -61,4 +68,14 @@ fn prompts_are_byte_identical_to_bfcl() {
         with_system_turn > 0,
         "fixture lacks an entry with its own system message"
     );
+    assert!(
+        java >= 8 && javascript >= 8,
+        "{java} Java and {javascript} JavaScript prompts"
+    );
+    for category in CATEGORIES {
+        assert!(
+            corpora.contains_key(category),
+            "no {category} prompt in the fixture"
+        );
+    }
 }

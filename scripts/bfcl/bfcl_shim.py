@@ -20,6 +20,17 @@ os.environ.setdefault("BFCL_PROJECT_ROOT", str(Path(tempfile.gettempdir()) / "bf
 _NEVER_STUBBED = {"bfcl_eval"}
 
 
+def _importer():
+    """The module whose code runs the import being resolved."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not name.startswith(("importlib", "_frozen_importlib")) and name != __name__:
+            return name
+        frame = frame.f_back
+    return ""
+
+
 class _AnyMeta(type):
     """Class attributes that do not exist are made up on demand as well."""
 
@@ -60,6 +71,10 @@ class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname, path, target=None):
         # Sits last on the meta path, so it is asked only when no real module was found.
         if fullname.split(".")[0] in _NEVER_STUBBED:
+            return None
+        # Only bfcl_eval's own imports are stubbed; other libraries probing for optional
+        # packages (pandas for pyarrow, dateutil for winreg) see them missing, as they are.
+        if not _importer().startswith("bfcl_eval"):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 

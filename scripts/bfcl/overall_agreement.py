@@ -44,9 +44,9 @@ CATEGORIES = [
 ]
 # The vendored categories `skilleval bench` runs.
 VENDORED = [
-    "simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance",
-    "live_simple", "live_multiple", "live_parallel", "live_parallel_multiple",
-    "live_irrelevance", "live_relevance",
+    "simple_python", "simple_java", "simple_javascript", "multiple", "parallel",
+    "parallel_multiple", "irrelevance", "live_simple", "live_multiple", "live_parallel",
+    "live_parallel_multiple", "live_irrelevance", "live_relevance",
 ]
 MODEL = "Qwen_Qwen3-8B"
 OUT = Path(__file__).resolve().parents[2] / "tests" / "data" / "bfcl" / "overall_agreement.jsonl"

@@ -2,6 +2,7 @@
 
 Run inside a venv holding bfcl-eval:  python scripts/bfcl/render_prompts.py
 Writes tests/data/bfcl/prompts.jsonl: one line per entry, {"id", "category", "messages"}.
+The Java and JavaScript entries, whose function documents BFCL rewrites, come last.
 """
 
 import copy
@@ -23,6 +24,8 @@ CATEGORIES = [
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "tests" / "data" / "bfcl" / "prompts.jsonl"
 PER_CATEGORY = 4
+# Rewritten documents: list types lose their items, JavaScript dicts their properties.
+LANGUAGE_CATEGORIES = ["simple_java", "simple_javascript"]
 
 
 def interesting(entry):
@@ -38,12 +41,24 @@ def interesting(entry):
     )
 
 
+def rewritten(entry):
+    """Entries whose parameters BFCL rewrites beyond the type: lists and dicts with a schema."""
+    for function in entry["function"]:
+        for details in function["parameters"]["properties"].values():
+            if details["type"] in ("Array", "ArrayList", "array") or "properties" in details:
+                return True
+    return False
+
+
 def main():
     lines = []
-    for category in CATEGORIES:
+    for category in CATEGORIES + LANGUAGE_CATEGORIES:
         entries = load_dataset_entry(category)
         chosen = entries[:PER_CATEGORY]
         chosen += [e for e in entries[PER_CATEGORY:] if interesting(e)][:PER_CATEGORY]
+        if category in LANGUAGE_CATEGORIES:
+            raw = {e["id"]: e for e in load_dataset_entry(category, include_language_specific_hint=False)}
+            chosen += [e for e in entries[PER_CATEGORY:] if rewritten(raw[e["id"]]) and e not in chosen][:PER_CATEGORY * 2]
         for entry in chosen:
             entry = copy.deepcopy(entry)
             messages = system_prompt_pre_processing_chat_model(

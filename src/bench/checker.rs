@@ -1,5 +1,6 @@
-//! BFCL's AST checker for Python categories, rule for rule: the verdict and the error type
-//! match the official checker; the error messages are our own wording.
+//! BFCL's AST checker, rule for rule: the verdict and the error type match the official
+//! checker; the error messages are our own wording. Java and JavaScript replies are decoded by
+//! `java_js_decode` and their values typed by `java_js_check` before the same rules apply.
 //!
 //! Where the official checker would raise (answers or schemas of a shape it cannot handle),
 //! this one returns an invalid result with the error type [`INTERNAL_ERROR`].
@@ -8,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::harness::toolcall::python_list::{decode, DecodedCall, PyValue};
+
+use super::{java_js_check, java_js_decode};
 
 /// Error type for inputs on which BFCL's own checker would crash.
 pub const INTERNAL_ERROR: &str = "checker:internal_error";
@@ -33,6 +36,56 @@ impl CheckResult {
             valid: false,
             error_type: Some(error_type.to_string()),
             errors: vec![error.into()],
+        }
+    }
+}
+
+/// The language of a category's function documents, as BFCL tells it from the name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Language {
+    Python,
+    Java,
+    JavaScript,
+}
+
+impl Language {
+    /// `is_java`/`is_js` of bfcl-eval: `javascript` in the name, or `java` without it.
+    pub fn of_category(category: &str) -> Language {
+        if category.contains("javascript") {
+            Language::JavaScript
+        } else if category.contains("java") {
+            Language::Java
+        } else {
+            Language::Python
+        }
+    }
+}
+
+/// A decoded call as the rules see it; `None` names an unnamed argument (Java, JavaScript).
+#[derive(Debug, Clone, PartialEq)]
+struct Call {
+    name: String,
+    arguments: Vec<(Option<String>, PyValue)>,
+}
+
+impl Call {
+    fn argument(&self, key: &str) -> Option<&PyValue> {
+        self.arguments
+            .iter()
+            .find(|(k, _)| k.as_deref() == Some(key))
+            .map(|(_, v)| v)
+    }
+}
+
+impl From<&DecodedCall> for Call {
+    fn from(call: &DecodedCall) -> Self {
+        Call {
+            name: call.name.clone(),
+            arguments: call
+                .arguments
+                .iter()
+                .map(|(k, v)| (Some(k.clone()), v.clone()))
+                .collect(),
         }
     }
 }
@@ -67,6 +120,35 @@ pub fn check_with(
     ground_truth: &[Value],
     options: CheckOptions,
 ) -> CheckResult {
+    // BFCL reads relevance replies as Python whatever the category.
+    let language = Language::of_category(category);
+    if language != Language::Python && !category.contains("relevance") {
+        return match java_js_decode::decode(language, model_output) {
+            Err(err) => CheckResult::fail(
+                "ast_decoder:decoder_failed",
+                format!("Failed to decode: {err}"),
+            ),
+            Ok(None) => CheckResult::fail(
+                "ast_decoder:decoder_wrong_output_format",
+                "The reply holds no function call.",
+            ),
+            Ok(Some(calls)) => {
+                // Every value is source text until the converters read it.
+                let calls: Vec<Call> = calls
+                    .into_iter()
+                    .map(|call| Call {
+                        name: call.name,
+                        arguments: call
+                            .arguments
+                            .into_iter()
+                            .map(|(k, v)| (k, PyValue::Str(v)))
+                            .collect(),
+                    })
+                    .collect();
+                check_language_calls(language, category, functions, &calls, ground_truth, options)
+            }
+        };
+    }
     let decoded = decode(model_output);
     if category.contains("relevance") {
         // A reply that fails to decode, or decodes to no call, counts as no call.
@@ -95,7 +177,7 @@ pub fn check_with(
     }
 }
 
-/// Checks already decoded calls; `ground_truth` items are `{name: {param: [accepted]}}`.
+/// Checks already decoded Python calls; `ground_truth` items are `{name: {param: [accepted]}}`.
 pub fn check_calls(
     category: &str,
     functions: &[Value],
@@ -103,10 +185,30 @@ pub fn check_calls(
     ground_truth: &[Value],
     options: CheckOptions,
 ) -> CheckResult {
+    let calls: Vec<Call> = calls.iter().map(Call::from).collect();
+    check_language_calls(
+        Language::Python,
+        category,
+        functions,
+        &calls,
+        ground_truth,
+        options,
+    )
+}
+
+fn check_language_calls(
+    language: Language,
+    category: &str,
+    functions: &[Value],
+    calls: &[Call],
+    ground_truth: &[Value],
+    options: CheckOptions,
+) -> CheckResult {
+    let rules = Rules { language, options };
     let outcome = if category.contains("parallel") {
-        parallel_no_order(functions, calls, ground_truth, options)
+        parallel_no_order(functions, calls, ground_truth, rules)
     } else if category.contains("multiple") {
-        multiple(functions, calls, ground_truth, options)
+        multiple(functions, calls, ground_truth, rules)
     } else if calls.len() != 1 {
         Ok(CheckResult::fail(
             "simple_function_checker:wrong_count",
@@ -114,7 +216,7 @@ pub fn check_calls(
         ))
     } else {
         match (functions.first(), ground_truth.first()) {
-            (Some(function), Some(answer)) => one_call(function, &calls[0], answer, options),
+            (Some(function), Some(answer)) => one_call(function, &calls[0], answer, rules),
             _ => Err("no function or no answer for the entry".into()),
         }
     };
@@ -122,6 +224,13 @@ pub fn check_calls(
 }
 
 type Outcome = Result<CheckResult, String>;
+
+/// What a check needs besides the entry: how values are typed, how names are matched.
+#[derive(Clone, Copy)]
+struct Rules {
+    language: Language,
+    options: CheckOptions,
+}
 
 fn answer_name(answer: &Value) -> Result<&str, String> {
     answer
@@ -138,12 +247,7 @@ fn find_function<'a>(functions: &'a [Value], name: &str) -> Result<&'a Value, St
         .ok_or_else(|| format!("no function named {name:?} for the answer"))
 }
 
-fn multiple(
-    functions: &[Value],
-    calls: &[DecodedCall],
-    answers: &[Value],
-    options: CheckOptions,
-) -> Outcome {
+fn multiple(functions: &[Value], calls: &[Call], answers: &[Value], rules: Rules) -> Outcome {
     if calls.len() != answers.len() {
         return Ok(CheckResult::fail(
             "multiple_function_checker:wrong_count",
@@ -152,15 +256,15 @@ fn multiple(
     }
     let answer = answers.first().ok_or("no answer")?;
     let function = find_function(functions, answer_name(answer)?)?;
-    one_call(function, &calls[0], answer, options)
+    one_call(function, &calls[0], answer, rules)
 }
 
 /// Each answer in turn takes the first unclaimed call that passes for it; no backtracking.
 fn parallel_no_order(
     functions: &[Value],
-    calls: &[DecodedCall],
+    calls: &[Call],
     answers: &[Value],
-    options: CheckOptions,
+    rules: Rules,
 ) -> Outcome {
     if calls.len() != answers.len() {
         return Ok(CheckResult::fail(
@@ -177,7 +281,7 @@ fn parallel_no_order(
             if claimed[call_index] {
                 continue;
             }
-            let result = one_call(function, call, answer, options)?;
+            let result = one_call(function, call, answer, rules)?;
             if result.valid {
                 claimed[call_index] = true;
                 found = true;
@@ -206,7 +310,7 @@ fn parallel_no_order(
 
 /// Python types as the checker names them in function documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PyType {
+pub(crate) enum PyType {
     Str,
     Int,
     Float,
@@ -215,6 +319,8 @@ enum PyType {
     Tuple,
     Dict,
     NoneType,
+    /// Java's `Set`: no decoded value has it.
+    Set,
 }
 
 fn type_of(value: &PyValue) -> PyType {
@@ -255,12 +361,52 @@ fn answer_type(accepted: &[PyValue]) -> Option<PyType> {
         .map(type_of)
 }
 
-fn one_call(
-    function: &Value,
-    call: &DecodedCall,
-    answer: &Value,
-    options: CheckOptions,
-) -> Outcome {
+/// A value ready for the type and value rules, with the Python types it should have.
+pub(crate) struct Typed {
+    pub value: PyValue,
+    pub expected: PyType,
+    pub item_type: Option<PyType>,
+}
+
+/// Python's branch: the value as decoded; tuples compare as lists, an int passes for a float.
+fn python_typed(
+    param: &str,
+    value: &PyValue,
+    details: &Value,
+    type_name: &str,
+) -> Result<Typed, String> {
+    let expected = schema_type(type_name)?;
+    let item_type = if matches!(type_name, "array" | "tuple") {
+        let item_name = details
+            .get("items")
+            .and_then(|i| i.get("type"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("array parameter {param:?} has no item type"))?;
+        Some(schema_type(item_name)?)
+    } else {
+        None
+    };
+    let mut value = value.clone();
+    if type_name == "tuple" {
+        if let PyValue::Tuple(items) = value {
+            value = PyValue::List(items);
+        }
+    }
+    // Python would accept an int where a float is declared, at the top level only.
+    if type_name == "float" {
+        if let PyValue::Int(i) = value {
+            value = PyValue::Float(i as f64);
+        }
+    }
+    Ok(Typed {
+        value,
+        expected,
+        item_type,
+    })
+}
+
+fn one_call(function: &Value, call: &Call, answer: &Value, rules: Rules) -> Outcome {
+    let options = rules.options;
     let accepted_by_param = answer
         .as_object()
         .and_then(|o| o.values().next())
@@ -302,12 +448,14 @@ fn one_call(
         }
     }
 
-    for (param, value) in &call.arguments {
-        let (Some(details), Some(accepted)) = (properties.get(param), accepted_by_param.get(param))
-        else {
+    for (key, value) in &call.arguments {
+        let known = key
+            .as_deref()
+            .and_then(|k| Some((k, properties.get(k)?, accepted_by_param.get(k)?)));
+        let Some((param, details, accepted)) = known else {
             return Ok(CheckResult::fail(
                 "simple_function_checker:unexpected_param",
-                format!("Unexpected parameter: {param:?}."),
+                format!("Unexpected parameter: {key:?}."),
             ));
         };
         let accepted = accepted_list(accepted)?;
@@ -315,30 +463,18 @@ fn one_call(
             .get("type")
             .and_then(Value::as_str)
             .ok_or_else(|| format!("parameter {param:?} has no type"))?;
-        let expected = schema_type(type_name)?;
-        let item_type = if matches!(type_name, "array" | "tuple") {
-            let item_name = details
-                .get("items")
-                .and_then(|i| i.get("type"))
-                .and_then(Value::as_str)
-                .ok_or_else(|| format!("array parameter {param:?} has no item type"))?;
-            Some(schema_type(item_name)?)
-        } else {
-            None
+        let typed = match rules.language {
+            Language::Python => python_typed(param, value, details, type_name)?,
+            language => match java_js_check::typed(language, param, value, details, type_name)? {
+                Ok(typed) => typed,
+                Err(failure) => return Ok(failure),
+            },
         };
-
-        let mut value = value.clone();
-        if type_name == "tuple" {
-            if let PyValue::Tuple(items) = value {
-                value = PyValue::List(items);
-            }
-        }
-        // Python would accept an int where a float is declared, at the top level only.
-        if type_name == "float" {
-            if let PyValue::Int(i) = value {
-                value = PyValue::Float(i as f64);
-            }
-        }
+        let Typed {
+            value,
+            expected,
+            item_type,
+        } = typed;
 
         let typed = type_check(param, &value, &accepted, type_name, expected, item_type);
         if !typed.valid {

@@ -10,8 +10,10 @@ use serde_json::Value;
 use crate::harness::template::{Message, Role};
 
 /// The single-turn categories vendored under `corpora/bfcl/`.
-pub const CATEGORIES: [&str; 11] = [
+pub const CATEGORIES: [&str; 13] = [
     "simple_python",
+    "simple_java",
+    "simple_javascript",
     "multiple",
     "parallel",
     "parallel_multiple",

@@ -1,5 +1,9 @@
 //! Harness mode: an entry's functions become harness tools that only record their calls, the
 //! loop runs one round, and that round's calls (after the harness's coercion) are checked.
+//!
+//! Java and JavaScript tools take the documents BFCL shows those models (every parameter a
+//! string of source text); their calls are written as source, `[f(a=<text>, …)]`, and that text
+//! is scored as a prompt-mode reply, so BFCL's decoder and `bench score` agree with the verdict.
 
 use serde_json::{Map, Value};
 
@@ -12,8 +16,9 @@ use crate::harness::toolcall::CallFormat;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use crate::harness::transcript::{StopReason, Transcript};
 
-use super::checker::{check_calls, CheckOptions, CheckResult};
+use super::checker::{check_calls, CheckOptions, CheckResult, Language};
 use super::corpus::Entry;
+use super::prompt::language_specific;
 use super::{inference_error_result, EntryOptions, EntryOutcome, Mode};
 
 /// BFCL's task statement without its call syntax: the harness explains its own.
@@ -158,6 +163,49 @@ pub fn first_round_calls(functions: &[Value], transcript: &Transcript) -> Vec<De
         .unwrap_or_default()
 }
 
+/// The function documents offered as tools: Java and JavaScript ones as BFCL rewrites them.
+pub fn tool_documents(entry: &Entry) -> Vec<Value> {
+    match Language::of_category(&entry.category) {
+        Language::Python => entry.functions.clone(),
+        language => entry
+            .functions
+            .iter()
+            .map(|f| language_specific(f, language))
+            .collect(),
+    }
+}
+
+/// Recorded calls as Java or JavaScript source: text arguments as written (they are source),
+/// others as JSON.
+pub fn source_calls(transcript: &Transcript) -> String {
+    let calls: Vec<String> = transcript
+        .rounds
+        .first()
+        .map(|round| {
+            round
+                .calls
+                .iter()
+                .map(|call| {
+                    let arguments: Vec<String> = call
+                        .arguments
+                        .as_object()
+                        .map(|args| {
+                            args.iter()
+                                .map(|(key, value)| match value {
+                                    Value::String(text) => format!("{key}={text}"),
+                                    other => format!("{key}={other}"),
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    format!("{}({})", call.name, arguments.join(", "))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("[{}]", calls.join(", "))
+}
+
 /// Checks decoded calls the way [`super::checker::check`] checks a decoded reply.
 pub fn check_decoded(entry: &Entry, calls: &[DecodedCall]) -> CheckResult {
     if entry.category.contains("relevance") {
@@ -233,7 +281,7 @@ pub fn harness_entry(
         max_reasks: 0,
         ..Budgets::default()
     };
-    let tools = registry(&entry.functions);
+    let tools = registry(&tool_documents(entry));
     let (instructions, messages) = instructions_and_messages(entry);
     let request = AgentRequest {
         instructions: &instructions,
@@ -258,6 +306,11 @@ pub fn harness_entry(
             let result = inference_error_result(&anyhow::anyhow!("{error}"));
             let check = super::score::check_entry(entry, &Value::String(result.clone()));
             (result, check, Some(error.clone()))
+        }
+        _ if Language::of_category(&entry.category) != Language::Python => {
+            let result = source_calls(&transcript);
+            let check = super::score::check_entry(entry, &Value::String(result.clone()));
+            (result, check, None)
         }
         _ => {
             let calls = first_round_calls(&entry.functions, &transcript);

@@ -8,6 +8,9 @@
 pub mod checker;
 pub mod corpus;
 pub mod harness_mode;
+pub mod java_js_check;
+pub mod java_js_convert;
+pub mod java_js_decode;
 pub mod overall;
 pub mod prompt;
 pub mod report;

@@ -1,5 +1,8 @@
 //! The messages BFCL's prompting handlers send: a system prompt asking for a Python call list
 //! with the function documents as indented JSON, put before any system text the entry has.
+//! Java and JavaScript documents are first rewritten as BFCL rewrites them
+//! (`func_doc_language_specific_pre_processing`): every parameter becomes a `string` whose
+//! description names its Java or JavaScript type, since the reply is read as source text.
 
 use std::fmt::Write as _;
 
@@ -8,6 +11,7 @@ use serde_json::Value;
 use crate::harness::template::{Message, Role};
 use crate::harness::toolcall::python_list::py_float_repr;
 
+use super::checker::Language;
 use super::corpus::Entry;
 
 /// The default prompt's parts (classic style, plaintext layout, Python calls, no tag),
@@ -20,10 +24,17 @@ const MULTI_TURN: &str = "At each turn, you should try your best to complete the
 
 /// Appended to every function description for Python categories.
 pub const PYTHON_HINT: &str = " Note that the provided function is in Python 3 syntax.";
+const JAVA_HINT: &str = " Note that the provided function is in Java 8 SDK syntax.";
+const JAVASCRIPT_HINT: &str = " Note that the provided function is in JavaScript syntax.";
 
-/// The system prompt for these function documents, which get the Python hint first.
-pub fn system_prompt(functions: &[Value]) -> String {
-    let docs = Value::Array(functions.iter().map(with_language_hint).collect());
+/// The system prompt for these function documents, which get the language's hint first.
+pub fn system_prompt(functions: &[Value], language: Language) -> String {
+    let docs = Value::Array(
+        functions
+            .iter()
+            .map(|f| language_specific(f, language))
+            .collect(),
+    );
     // The empty slot between ". " and " You" is where other return formats list their types.
     format!(
         "{PERSONA}{TASK}\n\nYou should only return the function calls in your response.\n\n\
@@ -34,15 +45,96 @@ pub fn system_prompt(functions: &[Value]) -> String {
     )
 }
 
-fn with_language_hint(function: &Value) -> Value {
+/// Appends to a string field in place (BFCL's `d["description"] += text`).
+fn append(object: &mut serde_json::Map<String, Value>, text: &str) {
+    let description = object
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let appended = format!("{description}{text}");
+    object.insert("description".into(), Value::String(appended));
+}
+
+/// One function document as BFCL shows it for the language.
+pub fn language_specific(function: &Value, language: Language) -> Value {
     let mut function = function.clone();
-    if let Some(object) = function.as_object_mut() {
-        let description = object
-            .get("description")
+    let Some(object) = function.as_object_mut() else {
+        return function;
+    };
+    append(
+        object,
+        match language {
+            Language::Python => PYTHON_HINT,
+            Language::Java => JAVA_HINT,
+            Language::JavaScript => JAVASCRIPT_HINT,
+        },
+    );
+    if language == Language::Python {
+        return function;
+    }
+    let name = if language == Language::Java {
+        "Java"
+    } else {
+        "JavaScript"
+    };
+    let properties = object
+        .get_mut("parameters")
+        .and_then(|p| p.get_mut("properties"))
+        .and_then(Value::as_object_mut);
+    for details in properties.into_iter().flat_map(|p| p.values_mut()) {
+        let Some(details) = details.as_object_mut() else {
+            continue;
+        };
+        let kind = details
+            .get("type")
             .and_then(Value::as_str)
-            .unwrap_or_default();
-        let hinted = format!("{description}{PYTHON_HINT}");
-        object.insert("description".into(), Value::String(hinted));
+            .unwrap_or_default()
+            .to_string();
+        if kind == "any" {
+            append(
+                details,
+                &format!(
+                    " This parameter can be of any type of {name} object in string representation."
+                ),
+            );
+        } else {
+            append(
+                details,
+                &format!(" This is {name} {kind} type parameter in string representation."),
+            );
+        }
+        let listed = match language {
+            Language::Java => kind == "ArrayList" || kind == "Array",
+            _ => kind == "array",
+        };
+        if listed {
+            let item = details
+                .get("items")
+                .and_then(|i| i.get("type"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            append(
+                details,
+                &format!(
+                    " The list elements are of type {item}; they are not in string representation."
+                ),
+            );
+            details.shift_remove("items");
+        }
+        if language == Language::JavaScript && kind == "dict" {
+            if let Some(schema) = details.get("properties").cloned() {
+                append(
+                    details,
+                    &format!(
+                        " The dictionary entries have the following schema; they are not in string representation. {}",
+                        python_json_dumps(&schema)
+                    ),
+                );
+                details.shift_remove("properties");
+            }
+        }
+        details.insert("type".into(), Value::String("string".into()));
     }
     function
 }
@@ -50,7 +142,7 @@ fn with_language_hint(function: &Value) -> Value {
 /// The first turn's messages with the system prompt merged in: an existing system message
 /// is kept after the prompt, separated by a blank line; otherwise the prompt is its own message.
 pub fn render_messages(entry: &Entry) -> Vec<Message> {
-    let prompt = system_prompt(&entry.functions);
+    let prompt = system_prompt(&entry.functions, Language::of_category(&entry.category));
     let mut messages = entry.turns.first().cloned().unwrap_or_default();
     match messages.first_mut() {
         Some(first) if first.role == Role::System => {
@@ -65,11 +157,18 @@ pub fn render_messages(entry: &Entry) -> Vec<Message> {
 /// floats in Python's `repr` form.
 pub fn python_json_dumps_indent4(value: &Value) -> String {
     let mut out = String::new();
-    write_json(&mut out, value, 0);
+    write_json(&mut out, value, 0, true);
     out
 }
 
-fn write_json(out: &mut String, value: &Value, depth: usize) {
+/// Python's `json.dumps(value)`: one line, `", "` between items and `": "` after keys.
+pub fn python_json_dumps(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(&mut out, value, 0, false);
+    out
+}
+
+fn write_json(out: &mut String, value: &Value, depth: usize, indent: bool) {
     const INDENT: &str = "    ";
     match value {
         Value::Null => out.push_str("null"),
@@ -87,12 +186,34 @@ fn write_json(out: &mut String, value: &Value, depth: usize) {
         Value::String(s) => write_json_string(out, s),
         Value::Array(items) if items.is_empty() => out.push_str("[]"),
         Value::Object(map) if map.is_empty() => out.push_str("{}"),
+        Value::Array(items) if !indent => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json(out, item, depth, false);
+            }
+            out.push(']');
+        }
+        Value::Object(map) if !indent => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json_string(out, key);
+                out.push_str(": ");
+                write_json(out, item, depth, false);
+            }
+            out.push('}');
+        }
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 out.push_str(if i == 0 { "\n" } else { ",\n" });
                 out.push_str(&INDENT.repeat(depth + 1));
-                write_json(out, item, depth + 1);
+                write_json(out, item, depth + 1, true);
             }
             out.push('\n');
             out.push_str(&INDENT.repeat(depth));
@@ -105,7 +226,7 @@ fn write_json(out: &mut String, value: &Value, depth: usize) {
                 out.push_str(&INDENT.repeat(depth + 1));
                 write_json_string(out, key);
                 out.push_str(": ");
-                write_json(out, item, depth + 1);
+                write_json(out, item, depth + 1, true);
             }
             out.push('\n');
             out.push_str(&INDENT.repeat(depth));
