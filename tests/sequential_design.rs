@@ -8,8 +8,9 @@
 //! the noise of the runs) however often the run looks; a strong effect is found in at most half
 //! the repeats. Every shape is reported with its found share and repeats used beside the fixed
 //! design's. `SKILLEVAL_SEQUENTIAL_RUNS` sets the runs per shape (default 40) and
-//! `SKILLEVAL_SEQUENTIAL_NULL_RUNS` those with no effect (default 100); decision 018's figures
-//! use 400 and 2,000. `SKILLEVAL_SPENDING=pocock` reports the other spending function.
+//! `SKILLEVAL_SEQUENTIAL_NULL_RUNS` those with no effect (default 100); decision 019's figures
+//! use 100, 400 and 2,000. `SKILLEVAL_SPENDING=pocock` (or `obrien_fleming`) reports another
+//! spending function than the default.
 
 mod simulated;
 
@@ -38,6 +39,8 @@ fn runs(default: usize) -> usize {
 fn spending() -> Spending {
     match std::env::var("SKILLEVAL_SPENDING").as_deref() {
         Ok("pocock") => Spending::Pocock,
+        Ok("quadratic") => Spending::Quadratic,
+        Ok("obrien_fleming") => Spending::OBrienFleming,
         _ => Spending::DEFAULT,
     }
 }
@@ -234,14 +237,18 @@ fn on_the_readme_commands_real_journal_the_looks_reach_the_fixed_verdicts_before
         let looks = Looks {
             planned: PLANNED,
             at: (1..=k).collect(),
-            spending: Spending::DEFAULT,
+            spending: spending(),
         };
         let summary = summarize_looked(&seen, Effort::REPORT, Some(&looks)).unwrap();
+        // The fixed design on the same cut spends the whole budget at this one look: no
+        // sequential test can call more here than it does.
+        let unlooked = skilleval::eval::stats::summarize(&seen).unwrap();
         eprintln!(
-            "look {k} ({} units): open {:?}; called {:?}",
+            "look {k} ({} units): open {:?}; called {:?}; one look with the whole budget calls {:?}",
             seen.len(),
             summary.wording.open_rows,
-            headline(&summary)
+            headline(&summary),
+            headline(&unlooked)
         );
         if summary.wordings().all(|w| w.open_rows.is_empty()) {
             stopped = Some((k, summary));

@@ -237,9 +237,11 @@ impl Manifest {
             ),
             ("parallel", self.parallel == earlier.parallel),
             ("shard", self.shard == earlier.shard),
+            // The spending too: the looks of a run begun under another would not be its own.
             (
                 "sequential",
-                self.sequential.is_some() == earlier.sequential.is_some(),
+                self.sequential.as_ref().map(|s| s.spending)
+                    == earlier.sequential.as_ref().map(|s| s.spending),
             ),
             ("control", self.control == earlier.control),
             (

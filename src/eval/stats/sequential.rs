@@ -38,12 +38,23 @@ pub enum Spending {
     /// 2 − 2Φ(z_{α/2} / √t): almost nothing early, nearly all of α at the last look.
     #[serde(rename = "obrien_fleming")]
     OBrienFleming,
+    /// α·t² (Kim and DeMets' power family, ρ = 2): between the two.
+    Quadratic,
 }
 
 impl Spending {
-    /// What a sequential run spends by, chosen by simulation (decision 018): nearly the fixed
-    /// design's power, and the strongest effects still stop early.
-    pub const DEFAULT: Spending = Spending::OBrienFleming;
+    /// What a sequential run spends by, chosen by simulation (decision 019): O'Brien–Fleming's
+    /// power on every shape, and strong effects stop a repeat sooner.
+    pub const DEFAULT: Spending = Spending::Quadratic;
+
+    /// How a report names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Spending::Pocock => "Pocock's α·ln(1 + (e − 1)·t)",
+            Spending::Quadratic => "α·t², t the share of the planned repeats run",
+            Spending::OBrienFleming => "O'Brien–Fleming's",
+        }
+    }
 
     /// The share of `level` spent by information fraction `t` (clipped to [0, 1]).
     pub fn spent(self, level: f64, t: f64) -> f64 {
@@ -56,6 +67,7 @@ impl Spending {
         }
         match self {
             Spending::Pocock => level * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
+            Spending::Quadratic => level * t * t,
             Spending::OBrienFleming => {
                 let z = normal_quantile(1.0 - level / 2.0);
                 (2.0 * (1.0 - normal_cdf(z / t.sqrt()))).min(level)
@@ -303,13 +315,21 @@ mod tests {
     }
 
     #[test]
-    fn both_spending_functions_spend_the_whole_budget_by_the_last_look_and_pocock_more_early() {
-        for spending in [Spending::Pocock, Spending::OBrienFleming] {
+    fn every_spending_function_spends_the_whole_budget_by_the_last_look_in_its_own_order() {
+        let all = [
+            Spending::Pocock,
+            Spending::Quadratic,
+            Spending::OBrienFleming,
+        ];
+        for spending in all {
             assert!((spending.spent(0.05, 1.0) - 0.05).abs() < 1e-9);
             assert_eq!(spending.spent(0.05, 0.0), 0.0);
         }
+        // Truth: the closed forms at half the information, by hand.
         let half = |s: Spending| s.spent(0.05, 0.5);
-        assert!(half(Spending::Pocock) > 0.03 && half(Spending::OBrienFleming) < 0.006);
+        assert!(half(Spending::Pocock) > 0.03);
+        assert!((half(Spending::Quadratic) - 0.0125).abs() < 1e-12);
+        assert!(half(Spending::OBrienFleming) < 0.006);
     }
 
     fn random_rows(rng: &mut Rng, rows: usize, samples: usize, shift: f64) -> Vec<Vec<f64>> {
