@@ -469,8 +469,7 @@ fn legend(summary: &Summary) -> String {
          law, tested as one family by a step-down min-P test over {} joint sign flips of whole \
          samples, which keeps the chance of any false verdict in the comparison under {}; with \
          several variants each gets an equal share; the skill effect is a family of its own. \
-         A verdict needs adjusted p < {} and an interval that excludes 0; \"(laws held)\" \
-         marks one the graded outcome carried, \
+         {}; \"(laws held)\" marks one the graded outcome carried, \
          \"mixed\" changes in opposite directions. Gapped runs (a call no fixture answers) are \
          scored as judged. MDE: the change this run would detect with {:.0}% power when it is \
          the only change; where the reference leaves no room for a change that size in one \
@@ -483,9 +482,29 @@ fn legend(summary: &Summary) -> String {
         summary.bootstrap_resamples,
         summary.joint_flips,
         summary.alpha,
-        summary.alpha,
+        verdict_rule(summary),
         summary.power * 100.0
     )
+}
+
+/// What a row needs for a verdict. A sequential run keeps part of the budget for its later
+/// looks, so there an adjusted p under the level is not enough, and the legend must say so.
+fn verdict_rule(summary: &Summary) -> String {
+    match &summary.sequential {
+        None => format!(
+            "A verdict needs adjusted p < {} and an interval that excludes 0",
+            summary.alpha
+        ),
+        Some(looks) => format!(
+            "This run looked after each repeat ({} of {} planned), spending the budget as {}: \
+             a verdict needs a row to cross its look's boundary, stricter than adjusted p < {} \
+             (the adj. p shown is the one-look figure), and an interval that excludes 0",
+            looks.at.last().copied().unwrap_or(0),
+            looks.planned,
+            looks.spending.describe(),
+            summary.alpha
+        ),
+    }
 }
 
 /// How many repeats each category of the wording comparison needs for an MDE of the target.
@@ -717,6 +736,26 @@ mod tests {
             text.contains("this does not show that the wordings are equal"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_sequential_run_does_not_promise_a_verdict_at_adjusted_p_under_the_level() {
+        // A row at adj. p .04 stays "no change" after six looks; the legend must not say
+        // otherwise.
+        let mut summary = fixture_summary();
+        assert!(legend(&summary).contains("A verdict needs adjusted p < 0.05"));
+        summary.sequential = Some(crate::eval::stats::sequential::Looks {
+            planned: 6,
+            at: vec![1, 2, 3, 4],
+            spending: crate::eval::stats::sequential::Spending::Quadratic,
+        });
+        let text = legend(&summary);
+        assert!(
+            !text.contains("A verdict needs adjusted p < 0.05"),
+            "{text}"
+        );
+        assert!(text.contains("(4 of 6 planned)"), "{text}");
+        assert!(text.contains("stricter than adjusted p < 0.05"), "{text}");
     }
 
     #[test]
