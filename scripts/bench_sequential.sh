@@ -22,6 +22,7 @@ for tool in jq /usr/bin/time; do
   command -v "$tool" >/dev/null || { echo "bench_sequential: needs $tool (apt-get install ${tool##*/})" >&2; exit 2; }
 done
 cargo build --release --quiet
+bin="${CARGO_TARGET_DIR:-target}/release/skilleval"
 cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 echo "cpu: $cpu ($(nproc) cores) · repeats $REPEATS · output $OUT"
 
@@ -31,7 +32,7 @@ run() { # name, extra flags...
   local log="$OUT/$name.log"
   local parallel=()
   [ -n "$PARALLEL" ] && parallel=(--parallel "$PARALLEL")
-  /usr/bin/time -f "%e %M" -o "$OUT/$name.time" target/release/skilleval run --pack weather \
+  /usr/bin/time -f "%e %M" -o "$OUT/$name.time" "$bin" run --pack weather \
     --variant "$VARIANT" --category "$CATEGORIES" --repeats "$REPEATS" --no-cache \
     --output "$OUT/$name" "${parallel[@]}" "$@" >"$log" 2>&1
   local dir
