@@ -135,6 +135,7 @@ pub fn execute_in_waves(
                 "look {repeats}/{planned} ({units_seen} units): {}",
                 match open_rows.len() {
                     0 => "every row called or settled".to_string(),
+                    1 => format!("1 row open ({})", open_rows[0]),
                     n => format!("{n} rows open ({})", open_rows.join(", ")),
                 }
             );
