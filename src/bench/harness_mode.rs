@@ -14,7 +14,7 @@ use crate::harness::template::{Message, Role};
 use crate::harness::toolcall::python_list::{render_calls, DecodedCall, PyValue};
 use crate::harness::toolcall::CallFormat;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
-use crate::harness::transcript::{StopReason, Transcript};
+use crate::harness::transcript::{CallRecord, StopReason, Transcript};
 
 use super::checker::{check_calls, CheckOptions, CheckResult, Language};
 use super::corpus::Entry;
@@ -150,17 +150,15 @@ pub fn decoded_call(functions: &[Value], name: &str, arguments: &Value) -> Decod
 /// The calls of the transcript's first round: coerced arguments where coercion succeeded,
 /// the arguments as written where it refused them.
 pub fn first_round_calls(functions: &[Value], transcript: &Transcript) -> Vec<DecodedCall> {
-    transcript
-        .rounds
-        .first()
-        .map(|round| {
-            round
-                .calls
-                .iter()
-                .map(|call| decoded_call(functions, &call.name, &call.arguments))
-                .collect()
-        })
-        .unwrap_or_default()
+    first_round(transcript)
+        .iter()
+        .map(|call| decoded_call(functions, &call.name, &call.arguments))
+        .collect()
+}
+
+/// The calls of the transcript's first round, the only one BFCL's single-turn categories check.
+fn first_round(transcript: &Transcript) -> &[CallRecord] {
+    transcript.rounds.first().map_or(&[], |round| &round.calls)
 }
 
 /// The function documents offered as tools: Java and JavaScript ones as BFCL rewrites them.
@@ -178,31 +176,24 @@ pub fn tool_documents(entry: &Entry) -> Vec<Value> {
 /// Recorded calls as Java or JavaScript source: text arguments as written (they are source),
 /// others as JSON.
 pub fn source_calls(transcript: &Transcript) -> String {
-    let calls: Vec<String> = transcript
-        .rounds
-        .first()
-        .map(|round| {
-            round
-                .calls
-                .iter()
-                .map(|call| {
-                    let arguments: Vec<String> = call
-                        .arguments
-                        .as_object()
-                        .map(|args| {
-                            args.iter()
-                                .map(|(key, value)| match value {
-                                    Value::String(text) => format!("{key}={text}"),
-                                    other => format!("{key}={other}"),
-                                })
-                                .collect()
+    let calls: Vec<String> = first_round(transcript)
+        .iter()
+        .map(|call| {
+            let arguments: Vec<String> = call
+                .arguments
+                .as_object()
+                .map(|args| {
+                    args.iter()
+                        .map(|(key, value)| match value {
+                            Value::String(text) => format!("{key}={text}"),
+                            other => format!("{key}={other}"),
                         })
-                        .unwrap_or_default();
-                    format!("{}({})", call.name, arguments.join(", "))
+                        .collect()
                 })
-                .collect()
+                .unwrap_or_default();
+            format!("{}({})", call.name, arguments.join(", "))
         })
-        .unwrap_or_default();
+        .collect();
     format!("[{}]", calls.join(", "))
 }
 

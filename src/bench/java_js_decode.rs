@@ -9,6 +9,8 @@
 
 use tree_sitter::{Node, Parser};
 
+use crate::harness::toolcall::python_list::bracketed;
+
 use super::checker::Language;
 
 /// One decoded call; `None` is the name BFCL gives unnamed (positional) arguments.
@@ -24,15 +26,7 @@ pub type Decoded = Result<Option<Vec<SourceCall>>, String>;
 
 /// Decodes a reply as `default_decode_ast_prompting` does for Java or JavaScript.
 pub fn decode(language: Language, reply: &str) -> Decoded {
-    let trimmed = reply.trim_matches(|c| c == '`' || c == '\n' || c == ' ');
-    let mut wrapped = String::with_capacity(trimmed.len() + 2);
-    if !trimmed.starts_with('[') {
-        wrapped.push('[');
-    }
-    wrapped.push_str(trimmed);
-    if !trimmed.ends_with(']') {
-        wrapped.push(']');
-    }
+    let wrapped = bracketed(reply);
     // `input_str[1:-1]`: the brackets, or whatever else stands first and last.
     let chars: Vec<char> = wrapped.chars().collect();
     let source: String = chars[1..chars.len() - 1].iter().collect();

@@ -25,10 +25,10 @@ use lexer::{tokenize, Tok};
 use parser::{Expr, Parser};
 use resolve::resolve_call;
 
-/// Decodes a model reply as BFCL's default prompting decoder does: trims backticks, newlines
-/// and spaces from both ends, adds the outer brackets when missing, then reads a list of calls.
-pub fn decode(text: &str) -> Result<Vec<DecodedCall>, String> {
-    let trimmed = text.trim_matches(|c| c == '`' || c == '\n' || c == ' ');
+/// The first step of BFCL's prompting decoders, in every language: backticks, newlines and
+/// spaces trimmed from both ends, then `[` and `]` added where missing.
+pub fn bracketed(reply: &str) -> String {
+    let trimmed = reply.trim_matches(|c| c == '`' || c == '\n' || c == ' ');
     let mut wrapped = String::with_capacity(trimmed.len() + 2);
     if !trimmed.starts_with('[') {
         wrapped.push('[');
@@ -37,6 +37,13 @@ pub fn decode(text: &str) -> Result<Vec<DecodedCall>, String> {
     if !trimmed.ends_with(']') {
         wrapped.push(']');
     }
+    wrapped
+}
+
+/// Decodes a model reply as BFCL's default prompting decoder does: trims backticks, newlines
+/// and spaces from both ends, adds the outer brackets when missing, then reads a list of calls.
+pub fn decode(text: &str) -> Result<Vec<DecodedCall>, String> {
+    let wrapped = bracketed(text);
     // BFCL then trims whitespace and single quotes; a string that starts with `[` keeps its start.
     let source = wrapped.trim().trim_matches('\'');
     decode_list(source).map(|calls| calls.into_iter().map(|(call, _)| call).collect())
