@@ -18,12 +18,9 @@ VARIANT="${VARIANT:-packs/weather/variants/b.md}"
 PARALLEL="${PARALLEL:-}"
 OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
-for tool in jq /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "bench_sequential: needs $tool (apt-get install ${tool##*/})" >&2; exit 2; }
-done
-cargo build --release --quiet
-bin="${CARGO_TARGET_DIR:-target}/release/skilleval"
-cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+source scripts/bench_common.sh
+needs bench_sequential jq /usr/bin/time
+build_release
 echo "cpu: $cpu ($(nproc) cores) · repeats $REPEATS · output $OUT"
 
 run() { # name, extra flags...

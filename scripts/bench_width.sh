@@ -21,12 +21,9 @@ CATEGORIES="${CATEGORIES:-city_country,plain_city,not_weather}"
 VARIANT="${VARIANT:-packs/weather/variants/b.md}"
 OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
-for tool in jq bc /usr/bin/time; do
-  command -v "$tool" >/dev/null || { echo "bench_width: needs $tool (apt-get install ${tool##*/})" >&2; exit 2; }
-done
-cargo build --release --quiet
-bin="${CARGO_TARGET_DIR:-target}/release/skilleval"
-cpu="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+source scripts/bench_common.sh
+needs bench_width jq bc /usr/bin/time
+build_release
 echo "cpu: $cpu ($(nproc) cores) · repeats $REPEATS · rounds $ROUNDS · output $OUT"
 
 run() { # name, width
