@@ -1,0 +1,225 @@
+//! The client of `scripts/bfcl/multi_turn_helper.py`: BFCL's own stateful APIs, decoder and
+//! multi-turn checker in a Python process, one JSON line per request and per reply
+//! (decision 020). A run starts one helper per multi-turn entry; `bench score` one for all.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use anyhow::{anyhow, bail, Context};
+use serde_json::{json, Value};
+
+use super::checker::CheckResult;
+use crate::model_path::cache_dir;
+
+/// Names a Python interpreter whose packages include `bfcl-eval`.
+pub const PYTHON_ENV: &str = "SKILLEVAL_BFCL_PYTHON";
+/// Where `scripts/setup.sh --bfcl` installs `bfcl-eval`, under the cache.
+pub const CACHE_SUBDIR: &str = "bfcl";
+
+/// How to start the helper: an interpreter, the folder holding `bfcl_eval`, the script.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelperLaunch {
+    pub python: PathBuf,
+    /// Put on `PYTHONPATH`; `None` when the interpreter has the packages itself.
+    pub packages: Option<PathBuf>,
+    pub script: PathBuf,
+}
+
+impl HelperLaunch {
+    /// `$SKILLEVAL_BFCL_PYTHON`, else `python3` with the packages set-up put in the cache.
+    pub fn locate() -> anyhow::Result<HelperLaunch> {
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bfcl/multi_turn_helper.py");
+        if let Some(python) = std::env::var_os(PYTHON_ENV).filter(|p| !p.is_empty()) {
+            return Ok(HelperLaunch {
+                python: PathBuf::from(python),
+                packages: None,
+                script,
+            });
+        }
+        let packages = cache_dir().join(CACHE_SUBDIR);
+        if !packages.join("bfcl_eval").join("__init__.py").is_file() {
+            bail!(
+                "the multi-turn categories run BFCL's own APIs and checker, and bfcl-eval is not \
+                 in {}: run `bash scripts/setup.sh --bfcl`, or set {PYTHON_ENV} to a Python that \
+                 has bfcl-eval",
+                packages.display()
+            );
+        }
+        Ok(HelperLaunch {
+            python: PathBuf::from("python3"),
+            packages: Some(packages),
+            script,
+        })
+    }
+}
+
+/// What BFCL's decoder made of one step's reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decoded {
+    /// Calls as BFCL executes them, `name(arg=value, …)`.
+    Calls(Vec<String>),
+    /// Decoded, but no call (`[]`): BFCL ends the turn.
+    Empty,
+    /// BFCL's decoder failed (prose, broken syntax): BFCL ends the turn.
+    Undecodable(String),
+}
+
+/// A running helper; dropped, it is told to quit.
+pub struct Helper {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+    /// `bfcl-eval`'s version, as the helper reports it.
+    pub bfcl_eval: String,
+    /// BFCL's `MAXIMUM_STEP_LIMIT`: more executed steps in one turn end the entry.
+    pub max_steps: u32,
+}
+
+impl Helper {
+    pub fn start(launch: &HelperLaunch) -> anyhow::Result<Helper> {
+        let mut command = Command::new(&launch.python);
+        command.arg("-s").arg(&launch.script);
+        if let Some(packages) = &launch.packages {
+            command.env("PYTHONPATH", packages);
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // BFCL prints as it executes; nothing of it is read.
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| {
+                format!(
+                    "starting the BFCL helper ({} {})",
+                    launch.python.display(),
+                    launch.script.display()
+                )
+            })?;
+        let input = child.stdin.take().expect("piped stdin");
+        let output = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut helper = Helper {
+            child,
+            input,
+            output,
+            bfcl_eval: String::new(),
+            max_steps: 0,
+        };
+        let hello = helper.ask(json!({"op": "hello"})).with_context(|| {
+            format!(
+                "the BFCL helper did not start: does {} import bfcl_eval?",
+                launch.python.display()
+            )
+        })?;
+        helper.bfcl_eval = hello["bfcl_eval"].as_str().unwrap_or_default().to_string();
+        helper.max_steps = hello["max_steps"]
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| anyhow!("the BFCL helper gave no step limit: {hello}"))?;
+        Ok(helper)
+    }
+
+    fn ask(&mut self, request: Value) -> anyhow::Result<Value> {
+        writeln!(self.input, "{request}")
+            .and_then(|()| self.input.flush())
+            .context("writing to the BFCL helper")?;
+        let mut line = String::new();
+        let read = self
+            .output
+            .read_line(&mut line)
+            .context("reading from the BFCL helper")?;
+        if read == 0 {
+            bail!("the BFCL helper exited");
+        }
+        let reply: Value = serde_json::from_str(&line)
+            .with_context(|| format!("the BFCL helper's reply is not JSON: {line:?}"))?;
+        if let Some(error) = reply.get("error") {
+            bail!("the BFCL helper failed on {}: {error}", request["op"]);
+        }
+        Ok(reply)
+    }
+
+    /// Creates the entry's API instances from its `initial_config`.
+    pub fn begin(&mut self, question: &Value) -> anyhow::Result<()> {
+        self.ask(json!({"op": "start", "entry": question}))
+            .map(drop)
+    }
+
+    /// BFCL's prompting decoder (`default_decode_execute_prompting`) on one reply.
+    pub fn decode(&mut self, text: &str) -> anyhow::Result<Decoded> {
+        let reply = self.ask(json!({"op": "decode", "text": text}))?;
+        if let Some(message) = reply.get("undecodable").and_then(Value::as_str) {
+            return Ok(Decoded::Undecodable(message.to_string()));
+        }
+        if reply["empty"].as_bool() == Some(true) {
+            return Ok(Decoded::Empty);
+        }
+        Ok(Decoded::Calls(strings(&reply["calls"])?))
+    }
+
+    /// Executes calls on the entry's instances; one result text per call.
+    pub fn execute(&mut self, id: &str, calls: &[String]) -> anyhow::Result<Vec<String>> {
+        let reply = self.ask(json!({"op": "execute", "id": id, "calls": calls}))?;
+        strings(&reply["results"])
+    }
+
+    /// Drops the entry's instances.
+    pub fn end(&mut self, id: &str) -> anyhow::Result<()> {
+        self.ask(json!({"op": "end", "id": id})).map(drop)
+    }
+
+    /// BFCL's user message for a turn that adds held-out functions.
+    pub fn held_out_message(&mut self, functions: &[Value]) -> anyhow::Result<String> {
+        let reply = self.ask(json!({"op": "holdout_message", "functions": functions}))?;
+        reply["text"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| anyhow!("the BFCL helper gave no message: {reply}"))
+    }
+
+    /// BFCL's evaluator on one entry's result (a list per turn of step replies).
+    pub fn check(
+        &mut self,
+        question: &Value,
+        ground_truth: &[Value],
+        result: &Value,
+    ) -> anyhow::Result<CheckResult> {
+        let reply = self.ask(json!({
+            "op": "check",
+            "entry": question,
+            "ground_truth": ground_truth,
+            "result": result,
+        }))?;
+        if reply["valid"].as_bool() == Some(true) {
+            return Ok(CheckResult::pass());
+        }
+        let kind = reply["error_type"]
+            .as_str()
+            .ok_or_else(|| anyhow!("the BFCL helper's verdict has no error type: {reply}"))?;
+        Ok(CheckResult::fail(
+            kind,
+            reply["error_message"].as_str().unwrap_or_default(),
+        ))
+    }
+}
+
+fn strings(value: &Value) -> anyhow::Result<Vec<String>> {
+    value
+        .as_array()
+        .and_then(|items| {
+            items
+                .iter()
+                .map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
+        .ok_or_else(|| anyhow!("the BFCL helper sent {value} where a list of texts belongs"))
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = writeln!(self.input, "{}", json!({"op": "quit"}));
+        let _ = self.input.flush();
+        let _ = self.child.wait();
+    }
+}
