@@ -49,6 +49,7 @@ fn options(mode: Mode, output: &Path, repeats: u32, temperature: f32) -> BenchOp
         result_model: "scripted/model".into(),
         progress: false,
         parallel: 1,
+        helper: None,
     }
 }
 
@@ -95,7 +96,7 @@ fn prompt_mode_gives_the_checkers_verdicts() {
         let truth = entry.ground_truth.as_deref().unwrap();
         let expected = check(&entry.category, &entry.functions, &outcome.reply, truth);
         assert_eq!(outcome.check, expected, "{}", outcome.id);
-        assert_eq!(outcome.result, outcome.reply);
+        assert_eq!(outcome.result, json!(outcome.reply));
     }
     // The prompt is BFCL's: its system text opens Gemma's first user turn.
     assert!(backend.prompts[0].contains("You are an expert in composing functions."));
@@ -109,7 +110,11 @@ fn a_backend_failure_is_scored_as_bfcl_scores_an_inference_error() {
     let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
     let failed = run_prompt_mode(&mut backend, &simple, &EntryOptions::default(), &mut |_| {});
     assert!(failed[0].inference_error.is_some());
-    assert!(failed[0].result.starts_with("Error during inference: "));
+    assert!(failed[0]
+        .result
+        .as_str()
+        .unwrap()
+        .starts_with("Error during inference: "));
     assert!(!failed[0].check.valid);
     let failed = run_prompt_mode(
         &mut backend,
@@ -169,17 +174,22 @@ fn harness_mode_checks_the_first_rounds_calls() {
     );
     assert_eq!(
         outcomes[0].result,
-        "[calculate_triangle_area(base=10, height=5)]"
+        json!("[calculate_triangle_area(base=10, height=5)]")
     );
-    assert_eq!(outcomes[2].result, "[]");
+    assert_eq!(outcomes[2].result, json!("[]"));
     assert_eq!(
         outcomes[3].result,
-        "[calculate_area_under_curve(function='x**2', interval=[1.0, 3.0])]"
+        json!("[calculate_area_under_curve(function='x**2', interval=[1.0, 3.0])]")
     );
     // The written result reads back through BFCL's decoder to the same verdict.
     for (outcome, entry) in outcomes.iter().zip(&simple) {
         let truth = entry.ground_truth.as_deref().unwrap();
-        let rescored = check(&entry.category, &entry.functions, &outcome.result, truth);
+        let rescored = check(
+            &entry.category,
+            &entry.functions,
+            outcome.result.as_str().unwrap(),
+            truth,
+        );
         assert_eq!(rescored.valid, outcome.check.valid, "{}", outcome.id);
         assert_eq!(
             rescored.error_type, outcome.check.error_type,
@@ -227,7 +237,9 @@ fn harness_mode_writes_java_and_javascript_calls_as_source() {
     ));
     assert_eq!(
         outcomes[0].result,
-        "[GeometryPresentation.createPresentation(controller=mapController, parent=mapArea)]"
+        json!(
+            "[GeometryPresentation.createPresentation(controller=mapController, parent=mapArea)]"
+        )
     );
     assert!(outcomes[0].check.valid, "{:?}", outcomes[0].check);
     assert_eq!(
@@ -245,7 +257,12 @@ fn harness_mode_writes_java_and_javascript_calls_as_source() {
     );
     for (outcome, entry) in outcomes.iter().zip(java.iter().chain(&javascript)) {
         let truth = entry.ground_truth.as_deref().unwrap();
-        let rescored = check(&entry.category, &entry.functions, &outcome.result, truth);
+        let rescored = check(
+            &entry.category,
+            &entry.functions,
+            outcome.result.as_str().unwrap(),
+            truth,
+        );
         assert_eq!(rescored, outcome.check, "{}", outcome.id);
     }
 }

@@ -1,7 +1,8 @@
 //! BFCL question and answer files: JSON lines, questions `{"id", "question", "function"}`,
-//! answers `{"id", "ground_truth"}`, joined by id.
+//! answers `{"id", "ground_truth"}`, joined by id. Multi-turn questions name API classes
+//! instead of functions (`involved_classes`); their documents come from `multi_turn_func_doc/`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,43 @@ pub const CATEGORIES: [&str; 13] = [
     "live_irrelevance",
     "live_relevance",
 ];
+
+/// The multi-turn categories vendored under `corpora/bfcl/`: several user turns over BFCL's
+/// stateful APIs, run and checked through BFCL's own code (`multi_turn_helper`).
+pub const MULTI_TURN_CATEGORIES: [&str; 4] = [
+    "multi_turn_base",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+    "multi_turn_long_context",
+];
+
+/// Every vendored category: the single-turn ones, then the multi-turn ones.
+pub fn vendored_categories() -> Vec<&'static str> {
+    CATEGORIES
+        .iter()
+        .chain(MULTI_TURN_CATEGORIES.iter())
+        .copied()
+        .collect()
+}
+
+pub fn is_multi_turn(category: &str) -> bool {
+    category.starts_with("multi_turn")
+}
+
+/// BFCL's `MULTI_TURN_FUNC_DOC_FILE_MAPPING`: the document file of each API class.
+pub const API_DOC_FILES: [(&str, &str); 8] = [
+    ("GorillaFileSystem", "gorilla_file_system.json"),
+    ("MathAPI", "math_api.json"),
+    ("MessageAPI", "message_api.json"),
+    ("TwitterAPI", "posting_api.json"),
+    ("TicketAPI", "ticket_api.json"),
+    ("TradingBot", "trading_bot.json"),
+    ("TravelAPI", "travel_booking.json"),
+    ("VehicleControlAPI", "vehicle_control.json"),
+];
+
+/// Folder of the API classes' function documents, under the corpus root.
+pub const API_DOC_DIR: &str = "multi_turn_func_doc";
 
 /// File names carry this version prefix, as BFCL names them.
 pub const VERSION_PREFIX: &str = "BFCL_v4";
@@ -55,8 +93,22 @@ pub struct Entry {
     /// Function documents in BFCL's schema dialect (`"type": "dict"`, `"float"`, …).
     pub functions: Vec<Value>,
     /// One item per expected call, `{name: {param: [accepted values]}}`; `None` when the
-    /// category has no answers (irrelevance, relevance).
+    /// category has no answers (irrelevance, relevance). Multi-turn: one list of call
+    /// strings per turn.
     pub ground_truth: Option<Vec<Value>>,
+    /// What a multi-turn entry adds; `None` for single-turn ones.
+    pub multi_turn: Option<MultiTurn>,
+}
+
+/// A multi-turn entry's state and held-out functions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiTurn {
+    /// The question line as BFCL wrote it (`id`, `initial_config`, `involved_classes`, …):
+    /// what BFCL's executor and checker read.
+    pub question: Value,
+    /// Turn index → documents held out of `functions` and offered at that turn
+    /// (`multi_turn_miss_func`), in BFCL's order.
+    pub held_out: BTreeMap<usize, Vec<Value>>,
 }
 
 impl Entry {
@@ -92,6 +144,9 @@ pub fn category_of_id(id: &str) -> &str {
 
 /// Loads a vendored category with its answers (none for the relevance categories).
 pub fn load_category(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusError> {
+    if is_multi_turn(category) && MULTI_TURN_CATEGORIES.contains(&category) {
+        return load_multi_turn(root, category);
+    }
     if !CATEGORIES.contains(&category) {
         return Err(CorpusError::UnknownCategory(category.to_string()));
     }
@@ -119,7 +174,12 @@ pub fn load_files(
     for (line, object) in read_json_lines(questions)? {
         let id = string_field(questions, line, &object, "id")?;
         let turns = parse_turns(questions, line, &object)?;
-        let functions = array_field(questions, line, &object, "function")?;
+        // Multi-turn questions name classes; `load_multi_turn` fills in their documents.
+        let functions = if is_multi_turn(category) {
+            Vec::new()
+        } else {
+            array_field(questions, line, &object, "function")?
+        };
         let ground_truth = match answers {
             None => None,
             Some(path) => Some(
@@ -141,7 +201,101 @@ pub fn load_files(
             turns,
             functions,
             ground_truth,
+            multi_turn: None,
         });
+    }
+    Ok(entries)
+}
+
+/// A multi-turn category: questions, answers, and each entry's function documents gathered
+/// from its classes as BFCL's `populate_test_cases_with_predefined_functions` gathers them.
+fn load_multi_turn(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusError> {
+    let questions = question_path(root, category);
+    let answers = answer_path(root, category);
+    let mut entries = load_files(&questions, Some(&answers), category)?;
+    let rows = read_json_lines(&questions)?;
+    let mut documents: HashMap<&str, Vec<Value>> = HashMap::new();
+    for (entry, (line, question)) in entries.iter_mut().zip(rows) {
+        let classes = question
+            .get("involved_classes")
+            .and_then(Value::as_array)
+            .filter(|classes| classes.iter().all(Value::is_string))
+            .ok_or_else(|| {
+                invalid(
+                    &questions,
+                    line,
+                    "field \"involved_classes\" missing or not an array of names".into(),
+                )
+            })?;
+        let mut functions = Vec::new();
+        for (i, class) in classes.iter().filter_map(Value::as_str).enumerate() {
+            let Some((name, file)) = API_DOC_FILES.iter().find(|(name, _)| *name == class) else {
+                return Err(invalid(
+                    &questions,
+                    line,
+                    format!("field \"involved_classes[{i}]\" is {class:?}, not an API class BFCL's multi-turn categories have"),
+                ));
+            };
+            if !documents.contains_key(name) {
+                let path = root.join(API_DOC_DIR).join(file);
+                let docs = read_json_lines(&path)?
+                    .into_iter()
+                    .map(|(_, d)| d)
+                    .collect();
+                documents.insert(name, docs);
+            }
+            functions.extend(documents[name].iter().cloned());
+        }
+        let mut held_out = BTreeMap::new();
+        if let Some(missed) = question.get("missed_function") {
+            let missed = missed.as_object().ok_or_else(|| {
+                invalid(
+                    &questions,
+                    line,
+                    "field \"missed_function\" is not an object".into(),
+                )
+            })?;
+            for (turn, names) in missed {
+                let field = format!("missed_function.{turn}");
+                let index: usize = turn.parse().map_err(|_| {
+                    invalid(
+                        &questions,
+                        line,
+                        format!("field \"{field}\": {turn:?} is not a turn index"),
+                    )
+                })?;
+                let names = names.as_array().ok_or_else(|| {
+                    invalid(
+                        &questions,
+                        line,
+                        format!("field \"{field}\" is not an array"),
+                    )
+                })?;
+                let mut docs = Vec::new();
+                for name in names.iter().filter_map(Value::as_str) {
+                    // The first document of that name leaves the list, as BFCL's `pop(i)`.
+                    if let Some(at) = functions
+                        .iter()
+                        .position(|f| f.get("name").and_then(Value::as_str) == Some(name))
+                    {
+                        docs.push(functions.remove(at));
+                    }
+                }
+                held_out.insert(index, docs);
+            }
+        }
+        if entry.ground_truth.as_ref().map(Vec::len) != Some(entry.turns.len()) {
+            return Err(invalid(
+                &answers,
+                0,
+                format!(
+                    "{}: the ground truth has not one list of calls per turn",
+                    entry.id
+                ),
+            ));
+        }
+        entry.functions = functions;
+        entry.multi_turn = Some(MultiTurn { question, held_out });
     }
     Ok(entries)
 }

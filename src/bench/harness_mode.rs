@@ -295,17 +295,22 @@ pub fn harness_entry(
     let (result, check, inference_error) = match (&transcript.stop, transcript.rounds.len()) {
         (StopReason::Error(error), 0) => {
             let result = inference_error_result(&anyhow::anyhow!("{error}"));
-            let check = super::score::check_entry(entry, &Value::String(result.clone()));
+            let result = Value::String(result);
+            let check = super::score::check_entry(entry, &result);
             (result, check, Some(error.clone()))
         }
         _ if Language::of_category(&entry.category) != Language::Python => {
-            let result = source_calls(&transcript);
-            let check = super::score::check_entry(entry, &Value::String(result.clone()));
+            let result = Value::String(source_calls(&transcript));
+            let check = super::score::check_entry(entry, &result);
             (result, check, None)
         }
         _ => {
             let calls = first_round_calls(&entry.functions, &transcript);
-            (render_calls(&calls), check_decoded(entry, &calls), None)
+            (
+                Value::String(render_calls(&calls)),
+                check_decoded(entry, &calls),
+                None,
+            )
         }
     };
     let metrics = &transcript.metrics;

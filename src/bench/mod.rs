@@ -11,6 +11,8 @@ pub mod harness_mode;
 pub mod java_js_check;
 pub mod java_js_convert;
 pub mod java_js_decode;
+pub mod multi_turn;
+pub mod multi_turn_helper;
 pub mod overall;
 pub mod prompt;
 pub mod report;
@@ -95,8 +97,9 @@ pub struct EntryOutcome {
     /// The model's text, as generated (the first round's, in harness mode).
     pub reply: String,
     /// What the BFCL result file holds: the reply in prompt mode; in harness mode the
-    /// scored calls written as a Python call list, which BFCL's decoder reads back.
-    pub result: String,
+    /// scored calls written as a Python call list, which BFCL's decoder reads back;
+    /// for a multi-turn entry one list per turn of such step replies.
+    pub result: serde_json::Value,
     pub check: CheckResult,
     /// Set when the backend failed on this entry; it is then scored as BFCL scores an
     /// inference error (an undecodable reply).
@@ -111,7 +114,7 @@ impl EntryOutcome {
     pub fn result_line(&self) -> ResultLine {
         ResultLine {
             id: self.id.clone(),
-            result: serde_json::Value::String(self.result.clone()),
+            result: self.result.clone(),
             input_token_count: Some(self.prompt_tokens.into()),
             output_token_count: Some(self.generated_tokens.into()),
             latency: Some(self.seconds),
@@ -156,18 +159,18 @@ pub fn prompt_entry(
     let (reply, result, inference_error, metrics) = match backend.generate(&request) {
         Ok(generation) => (
             generation.text.clone(),
-            generation.text,
+            serde_json::Value::String(generation.text),
             None,
             generation.metrics,
         ),
         Err(error) => (
             String::new(),
-            inference_error_result(&error),
+            serde_json::Value::String(inference_error_result(&error)),
             Some(format!("{error:#}")),
             GenMetrics::default(),
         ),
     };
-    let check = check_entry(entry, &serde_json::Value::String(result.clone()));
+    let check = check_entry(entry, &result);
     EntryOutcome {
         id: entry.id.clone(),
         category: entry.category.clone(),

@@ -20,7 +20,8 @@ const PERSONA: &str = "You are an expert in composing functions.";
 const TASK: &str = "You are given a question and a set of possible functions. Based on the question, you will need to make one or more function/tool calls to achieve the purpose. If none of the functions can be used, point it out. If the given question lacks the parameters required by the function, also point it out.";
 const CALL_FORMAT: &str =
     "[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]";
-const MULTI_TURN: &str = "At each turn, you should try your best to complete the tasks requested by the user within the current turn. Continue to output functions to call until you have fulfilled the user's request to the best of your ability. Once you have no more functions to call, the system will consider the current turn complete and proceed to the next turn or task.";
+/// BFCL's paragraph on turns, in every prompt (harness mode adds it for multi-turn entries).
+pub const MULTI_TURN_INSTRUCTION: &str = "At each turn, you should try your best to complete the tasks requested by the user within the current turn. Continue to output functions to call until you have fulfilled the user's request to the best of your ability. Once you have no more functions to call, the system will consider the current turn complete and proceed to the next turn or task.";
 
 /// Appended to every function description for Python categories.
 pub const PYTHON_HINT: &str = " Note that the provided function is in Python 3 syntax.";
@@ -40,7 +41,7 @@ pub fn system_prompt(functions: &[Value], language: Language) -> String {
         "{PERSONA}{TASK}\n\nYou should only return the function calls in your response.\n\n\
          If you decide to invoke any of the function(s), you MUST put it in the format of \
          {CALL_FORMAT}.  You SHOULD NOT include any other text in the response.\n\n\
-         {MULTI_TURN}\n\nHere is a list of functions in json format that you can invoke.\n{}\n",
+         {MULTI_TURN_INSTRUCTION}\n\nHere is a list of functions in json format that you can invoke.\n{}\n",
         python_json_dumps_indent4(&docs)
     )
 }

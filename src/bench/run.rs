@@ -15,8 +15,10 @@ use crate::exec::scheduler;
 use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
-use super::corpus::{load_category, load_files, Entry, CATEGORIES};
+use super::corpus::{load_category, load_files, vendored_categories, Entry};
 use super::harness_mode::harness_entry;
+use super::multi_turn::multi_turn_entry;
+use super::multi_turn_helper::HelperLaunch;
 use super::overall::LEADERBOARD_CATEGORIES;
 use super::report::{summarize, BenchSummary};
 use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
@@ -48,14 +50,15 @@ pub struct CustomCorpus {
 /// `all` or category names, comma-separated pieces allowed, in the order given, each once.
 pub fn parse_categories(names: &[String]) -> anyhow::Result<Vec<String>> {
     let mut chosen: Vec<String> = Vec::new();
+    let vendored = vendored_categories();
     for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
         let expanded: Vec<&str> = match name {
             "" => continue,
-            "all" => CATEGORIES.to_vec(),
-            known if CATEGORIES.contains(&known) => vec![known],
+            "all" => vendored.clone(),
+            known if vendored.contains(&known) => vec![known],
             unknown => bail!(
                 "unknown BFCL category {unknown:?}: use all or {}",
-                CATEGORIES.join(", ")
+                vendored.join(", ")
             ),
         };
         for category in expanded {
@@ -129,7 +132,9 @@ pub fn extra_categories(selected: &[CategoryEntries]) -> Vec<ExtraCategory> {
 
 /// BFCL's grouping folder for a category's result file.
 pub fn group_of(category: &str) -> &'static str {
-    if category.contains("live") && !category.contains("non_live") {
+    if category.starts_with("multi_turn") {
+        "multi_turn"
+    } else if category.contains("live") && !category.contains("non_live") {
         "live"
     } else {
         "non_live"
@@ -169,6 +174,8 @@ pub struct BenchOptions {
     pub progress: bool,
     /// Entries run at once on one model (1: one by one, reproducible across settings).
     pub parallel: usize,
+    /// How to start BFCL's helper; needed when a multi-turn category is selected.
+    pub helper: Option<HelperLaunch>,
 }
 
 /// One entry's record in `entries.jsonl`.
@@ -181,7 +188,7 @@ pub struct EntryRecord {
     pub seed: u32,
     pub reply: String,
     /// What the BFCL result file holds for this entry.
-    pub result: String,
+    pub result: serde_json::Value,
     pub valid: bool,
     pub error_type: Option<String>,
     pub errors: Vec<String>,
@@ -305,6 +312,15 @@ pub fn run(
     if options.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
+    if options.helper.is_none() {
+        let multi_turn = |c: &&CategoryEntries| c.entries.iter().any(|e| e.multi_turn.is_some());
+        if let Some(category) = selected.iter().find(multi_turn) {
+            bail!(
+                "{} is multi-turn: the run needs BFCL's helper",
+                category.name
+            );
+        }
+    }
     let started = Instant::now();
     let run_id = format!("bench-{}", new_run_id("").trim_end_matches('-'));
     let dir = options.output_root.join(&run_id);
@@ -336,9 +352,19 @@ pub fn run(
     let work = |backend: &mut dyn Backend, job: &EntryJob| {
         let entry = &selected[job.category].entries[job.entry];
         let entry_options = entry_options(job.repeat);
-        match options.mode {
-            Mode::Prompt => prompt_entry(backend, entry, &entry_options),
-            Mode::Harness => harness_entry(backend, entry, &entry_options, options.call_format),
+        match (options.mode, &options.helper) {
+            (mode, Some(launch)) if entry.multi_turn.is_some() => multi_turn_entry(
+                backend,
+                entry,
+                &entry_options,
+                launch,
+                mode,
+                options.call_format,
+            ),
+            (Mode::Prompt, _) => prompt_entry(backend, entry, &entry_options),
+            (Mode::Harness, _) => {
+                harness_entry(backend, entry, &entry_options, options.call_format)
+            }
         }
     };
 
@@ -445,7 +471,10 @@ mod tests {
     fn categories_expand_all_and_keep_order() {
         let chosen = parse_categories(&["parallel,simple_python".into(), "parallel".into()]);
         assert_eq!(chosen.unwrap(), ["parallel", "simple_python"]);
-        assert_eq!(parse_categories(&["all".into()]).unwrap(), CATEGORIES);
+        assert_eq!(
+            parse_categories(&["all".into()]).unwrap(),
+            vendored_categories()
+        );
         let err = parse_categories(&["simple".into()])
             .unwrap_err()
             .to_string();
@@ -456,6 +485,7 @@ mod tests {
     fn groups_and_folders_follow_bfcl() {
         assert_eq!(group_of("live_simple"), "live");
         assert_eq!(group_of("irrelevance"), "non_live");
+        assert_eq!(group_of("multi_turn_long_context"), "multi_turn");
         assert_eq!(model_folder("google/gemma-3-1b-it"), "google_gemma-3-1b-it");
         assert_eq!(
             default_result_model(Some("/m/gemma-3-270m-q4_k_m.gguf"), "x"),

@@ -1,5 +1,6 @@
 //! BFCL result files (`BFCL_v4_<category>_result.json`, JSON lines `{"id", "result", …}`):
-//! writing them, and scoring a folder of them against the vendored answers.
+//! writing them, and scoring a folder of them against the vendored answers. Multi-turn lines
+//! are checked by BFCL's own evaluator, in the helper process (`multi_turn_helper`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -11,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::checker::{check, CheckResult};
-use super::corpus::{load_category, Entry, CATEGORIES, VERSION_PREFIX};
+use super::corpus::{load_category, vendored_categories, Entry, VERSION_PREFIX};
+use super::multi_turn_helper::{Helper, HelperLaunch};
 
 /// One model reply, as a result file line holds it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,7 +83,7 @@ pub fn read_result_file(path: &Path) -> anyhow::Result<Vec<ResultLine>> {
 
 /// Result files for the known categories anywhere under `dir`, by category.
 pub fn find_result_files(dir: &Path) -> anyhow::Result<BTreeMap<String, PathBuf>> {
-    find_result_files_for(dir, &CATEGORIES)
+    find_result_files_for(dir, &vendored_categories())
 }
 
 /// Result files for the given categories anywhere under `dir`, by category.
@@ -141,7 +143,36 @@ pub fn check_entry(entry: &Entry, reply: &Value) -> CheckResult {
     check(&entry.category, &entry.functions, text, truth)
 }
 
-pub fn score_lines(category: &str, entries: &[Entry], lines: &[ResultLine]) -> CategoryScore {
+/// Checks result lines of any category; the BFCL helper starts at the first multi-turn one.
+#[derive(Default)]
+pub struct LineChecker {
+    helper: Option<Helper>,
+}
+
+impl LineChecker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn check(&mut self, entry: &Entry, result: &Value) -> anyhow::Result<CheckResult> {
+        let Some(multi_turn) = &entry.multi_turn else {
+            return Ok(check_entry(entry, result));
+        };
+        let helper = match &mut self.helper {
+            Some(helper) => helper,
+            empty => empty.insert(Helper::start(&HelperLaunch::locate()?)?),
+        };
+        let truth = entry.ground_truth.as_deref().unwrap_or_default();
+        helper.check(&multi_turn.question, truth, result)
+    }
+}
+
+pub fn score_lines(
+    category: &str,
+    entries: &[Entry],
+    lines: &[ResultLine],
+    checker: &mut LineChecker,
+) -> anyhow::Result<CategoryScore> {
     let by_id: HashMap<&str, &Entry> = entries.iter().map(|e| (e.id.as_str(), e)).collect();
     let mut score = CategoryScore {
         category: category.to_string(),
@@ -156,7 +187,7 @@ pub fn score_lines(category: &str, entries: &[Entry], lines: &[ResultLine]) -> C
             score.unknown_ids += 1;
             continue;
         };
-        let result = check_entry(entry, &line.result);
+        let result = checker.check(entry, &line.result)?;
         if result.valid {
             score.correct += 1;
         } else {
@@ -169,16 +200,17 @@ pub fn score_lines(category: &str, entries: &[Entry], lines: &[ResultLine]) -> C
     if score.total > 0 {
         score.accuracy = score.correct as f64 / score.total as f64;
     }
-    score
+    Ok(score)
 }
 
 /// Scores every result file under `results_dir` against the corpus at `corpus_root`.
 pub fn score_dir(results_dir: &Path, corpus_root: &Path) -> anyhow::Result<Vec<CategoryScore>> {
+    let mut checker = LineChecker::new();
     let mut scores = Vec::new();
     for (category, path) in find_result_files(results_dir)? {
         let entries = load_category(corpus_root, &category)?;
         let lines = read_result_file(&path)?;
-        scores.push(score_lines(&category, &entries, &lines));
+        scores.push(score_lines(&category, &entries, &lines, &mut checker)?);
     }
     Ok(scores)
 }
@@ -198,13 +230,14 @@ pub fn score_dir_with_extra(
     corpus_root: &Path,
     extra: &[ExtraCategory],
 ) -> anyhow::Result<Vec<CategoryScore>> {
-    let mut names: Vec<&str> = CATEGORIES.to_vec();
+    let mut names: Vec<&str> = vendored_categories();
     for category in extra {
         if !names.contains(&category.name.as_str()) {
             names.push(&category.name);
         }
     }
     let found = find_result_files_for(results_dir, &names)?;
+    let mut checker = LineChecker::new();
     let mut scores = Vec::new();
     for name in names {
         let Some(path) = found.get(name) else {
@@ -212,8 +245,13 @@ pub fn score_dir_with_extra(
         };
         let lines = read_result_file(path)?;
         let score = match extra.iter().find(|c| c.name == name) {
-            Some(category) => score_lines(name, &category.entries, &lines),
-            None => score_lines(name, &load_category(corpus_root, name)?, &lines),
+            Some(category) => score_lines(name, &category.entries, &lines, &mut checker)?,
+            None => score_lines(
+                name,
+                &load_category(corpus_root, name)?,
+                &lines,
+                &mut checker,
+            )?,
         };
         scores.push(score);
     }

@@ -12,6 +12,9 @@ use crate::harness::backend::{self, OpenModel};
 use crate::harness::template::Family;
 use crate::model_path;
 
+/// `--ctx` unless given.
+pub const DEFAULT_CTX: u32 = 4096;
+
 #[derive(Args, Debug, Clone)]
 pub struct ModelArgs {
     /// GGUF model file, or the name of a model in models.tsv (gemma3, smollm2) fetched into the
@@ -23,7 +26,7 @@ pub struct ModelArgs {
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
     /// Context length in tokens
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = DEFAULT_CTX)]
     pub ctx: u32,
     /// CPU threads (default: one per core)
     #[arg(long, default_value_t = 0)]

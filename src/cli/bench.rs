@@ -6,12 +6,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::args::{BackendArgs, ModelArgs, ParallelArgs};
+use super::args::{BackendArgs, ModelArgs, ParallelArgs, DEFAULT_CTX};
 use crate::bench::corpus as bench_corpus;
+use crate::bench::multi_turn_helper::{Helper, HelperLaunch};
 use crate::bench::report as bench_report;
 use crate::bench::run::{self as bench_run, BenchOptions, CustomCorpus};
 use crate::bench::score::{score_repeats, ExtraCategory};
 use crate::bench::Mode;
+
+/// The context a multi-turn run asks for unless `--ctx` says otherwise: the system prompt of
+/// two API classes' documents alone takes several thousand tokens.
+const MULTI_TURN_CTX: u32 = 16384;
 use crate::harness::backend::Sampling;
 use crate::harness::toolcall::CallFormat;
 
@@ -196,6 +201,7 @@ impl BenchRunArgs {
             result_model: self.result_model.clone().unwrap_or_default(),
             progress: std::io::stderr().is_terminal(),
             parallel: self.parallel.resolve(),
+            helper: None,
         }
     }
 }
@@ -218,8 +224,7 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
     }
 }
 
-fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
-    let source = args.backend.source(&args.model)?;
+fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
     let categories = bench_run::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
@@ -229,10 +234,28 @@ fn run(args: BenchRunArgs) -> anyhow::Result<u8> {
         custom.as_ref(),
         args.limit,
     )?;
-    let options = args.options();
+    let mut options = args.options();
     if options.repeats == 0 {
         anyhow::bail!("--repeats must be at least 1");
     }
+    if selected
+        .iter()
+        .any(|c| c.entries.iter().any(|e| e.multi_turn.is_some()))
+    {
+        // Started once here, so that a missing bfcl-eval is said before the model loads.
+        let launch = HelperLaunch::locate()?;
+        let helper = Helper::start(&launch)?;
+        drop(helper);
+        options.helper = Some(launch);
+        if args.model.ctx == DEFAULT_CTX {
+            args.model.ctx = MULTI_TURN_CTX;
+            eprintln!(
+                "note: multi-turn prompts hold every API's documents and the whole conversation: \
+                 --ctx {MULTI_TURN_CTX} (give --ctx to choose)"
+            );
+        }
+    }
+    let source = args.backend.source(&args.model)?;
     // The same bound as a run's plan, before the model loads and before any job is built.
     let entries: usize = selected.iter().map(|c| c.entries.len()).sum();
     let jobs = entries as u128 * u128::from(options.repeats);
