@@ -59,11 +59,22 @@ fn only_run_dir(output: &Path) -> PathBuf {
 
 /// `parallel` None runs the default: the batched engine with the machine's `--parallel`.
 fn bench_and_rescore(mode: &str, category: &str, limit: usize, parallel: Option<usize>) {
+    bench_and_rescore_in(mode, category, limit, parallel, 2048);
+}
+
+fn bench_and_rescore_in(
+    mode: &str,
+    category: &str,
+    limit: usize,
+    parallel: Option<usize>,
+    ctx: u32,
+) {
     let _one_at_a_time = MODEL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     let model = common::model_path();
     let output = tempfile::tempdir().unwrap();
     let limit = limit.to_string();
     let parallel_arg = parallel.map(|p| p.to_string());
+    let ctx = ctx.to_string();
     let mut args = vec![
         "bench",
         "--bfcl",
@@ -76,7 +87,7 @@ fn bench_and_rescore(mode: &str, category: &str, limit: usize, parallel: Option<
         "--max-tokens",
         "48",
         "--ctx",
-        "2048",
+        &ctx,
         "--model",
         model.to_str().unwrap(),
         "--output",
@@ -104,6 +115,11 @@ fn bench_and_rescore(mode: &str, category: &str, limit: usize, parallel: Option<
         assert_eq!(record["mode"], mode);
         assert_eq!(record["category"], category);
         assert!(record["tokens"]["prompt"].as_u64().unwrap() > 0);
+        if category.starts_with("multi_turn") {
+            // BFCL's layout: a list per turn of the step replies, at least one step.
+            let turns = record["result"].as_array().expect("a list of turns");
+            assert!(turns[0].as_array().is_some_and(|steps| !steps.is_empty()));
+        }
     }
     let stem = model
         .file_stem()
@@ -113,7 +129,7 @@ fn bench_and_rescore(mode: &str, category: &str, limit: usize, parallel: Option<
     let result_file = run_dir
         .join("result")
         .join(stem)
-        .join("non_live")
+        .join(skilleval::bench::run::group_of(category))
         .join(format!("BFCL_v4_{category}_result.json"));
     assert!(result_file.is_file(), "{}", result_file.display());
 
@@ -129,4 +145,15 @@ fn prompt_mode_runs_and_its_results_rescore_the_same() {
 #[test]
 fn harness_mode_runs_and_its_results_rescore_the_same() {
     bench_and_rescore("harness", "simple_python", 2, Some(1));
+}
+
+/// The turns go through the real model and BFCL's own APIs (bfcl-eval, from `setup.sh --bfcl`).
+#[test]
+fn multi_turn_runs_and_its_results_rescore_the_same() {
+    bench_and_rescore_in("prompt", "multi_turn_base", 1, None, 16384);
+}
+
+#[test]
+fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
+    bench_and_rescore_in("harness", "multi_turn_miss_func", 1, Some(1), 16384);
 }
