@@ -228,14 +228,19 @@ fn load_multi_turn(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusErro
                 )
             })?;
         let mut functions = Vec::new();
+        // Every name is checked before any document is read, so the error names the field.
+        let mut known = Vec::new();
         for (i, class) in classes.iter().filter_map(Value::as_str).enumerate() {
-            let Some((name, file)) = API_DOC_FILES.iter().find(|(name, _)| *name == class) else {
+            let Some(found) = API_DOC_FILES.iter().find(|(name, _)| *name == class) else {
                 return Err(invalid(
                     &questions,
                     line,
                     format!("field \"involved_classes[{i}]\" is {class:?}, not an API class BFCL's multi-turn categories have"),
                 ));
             };
+            known.push(found);
+        }
+        for (name, file) in known {
             if !documents.contains_key(name) {
                 let path = root.join(API_DOC_DIR).join(file);
                 let docs = read_json_lines(&path)?
@@ -436,6 +441,56 @@ mod tests {
             category_of_id("live_parallel_multiple_0-0-0"),
             "live_parallel_multiple"
         );
+    }
+
+    #[test]
+    fn multi_turn_entries_take_their_classes_documents_and_hold_out_the_missed_ones() {
+        let root = default_root();
+        let entries = load_category(&root, "multi_turn_miss_func").unwrap();
+        assert_eq!(entries.len(), 200);
+        let first = &entries[0];
+        let held_out = &first.multi_turn.as_ref().unwrap().held_out;
+        // BFCL's file holds out `sort` at turn 3, whose question turn is empty.
+        assert_eq!(held_out.keys().collect::<Vec<_>>(), [&3]);
+        assert_eq!(held_out[&3][0]["name"], "sort");
+        assert!(first.turns[3].is_empty());
+        let names: Vec<&str> = first
+            .functions
+            .iter()
+            .filter_map(|f| f["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"mv") && names.contains(&"post_tweet"),
+            "{names:?}"
+        );
+        assert!(!names.contains(&"sort"));
+        assert_eq!(
+            first.ground_truth.as_ref().unwrap().len(),
+            first.turns.len()
+        );
+    }
+
+    #[test]
+    fn a_multi_turn_error_names_file_line_and_field() {
+        let root = tempfile::tempdir().unwrap();
+        let question = r#"{"id": "multi_turn_base_0", "question": [[{"role": "user", "content": "hi"}]], "involved_classes": ["GorillaFileSystem", "Spaceship"], "initial_config": {}}"#;
+        fs::write(
+            question_path(root.path(), "multi_turn_base"),
+            format!("{question}\n"),
+        )
+        .unwrap();
+        fs::create_dir_all(root.path().join("possible_answer")).unwrap();
+        fs::write(
+            answer_path(root.path(), "multi_turn_base"),
+            "{\"id\": \"multi_turn_base_0\", \"ground_truth\": [[\"ls()\"]]}\n",
+        )
+        .unwrap();
+        let err = load_category(root.path(), "multi_turn_base")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("BFCL_v4_multi_turn_base.json:1:"), "{err}");
+        assert!(err.contains("involved_classes[1]"), "{err}");
+        assert!(err.contains("Spaceship"), "{err}");
     }
 
     #[test]
