@@ -350,3 +350,24 @@ fn a_missing_bfcl_eval_names_the_set_up_command() {
     assert!(stderr.contains("scripts/setup.sh --bfcl"), "{stderr}");
     assert!(stderr.lines().count() <= 2, "{stderr}");
 }
+
+/// A result BFCL's own evaluator cannot read (a turn that is not a list) stops the scoring, as
+/// it stops BFCL's, and the error names the file and the entry.
+#[test]
+fn a_result_bfcl_cannot_read_is_named_by_file_and_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("BFCL_v4_multi_turn_base_result.json");
+    fs::write(
+        &file,
+        "{\"id\": \"multi_turn_base_3\", \"result\": [[\"[ls()]\"], 5]}\n",
+    )
+    .unwrap();
+    let error = score_repeats(dir.path(), &default_root(), &[]).unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("BFCL_v4_multi_turn_base_result.json"),
+        "{message}"
+    );
+    assert!(message.contains("multi_turn_base_3"), "{message}");
+    assert!(message.contains("TypeError"), "{message}");
+}

@@ -187,7 +187,9 @@ pub fn score_lines(
             score.unknown_ids += 1;
             continue;
         };
-        let result = checker.check(entry, &line.result)?;
+        let result = checker
+            .check(entry, &line.result)
+            .with_context(|| format!("result of {}", line.id))?;
         if result.valid {
             score.correct += 1;
         } else {
@@ -210,7 +212,9 @@ pub fn score_dir(results_dir: &Path, corpus_root: &Path) -> anyhow::Result<Vec<C
     for (category, path) in find_result_files(results_dir)? {
         let entries = load_category(corpus_root, &category)?;
         let lines = read_result_file(&path)?;
-        scores.push(score_lines(&category, &entries, &lines, &mut checker)?);
+        let score = score_lines(&category, &entries, &lines, &mut checker)
+            .with_context(|| path.display().to_string())?;
+        scores.push(score);
     }
     Ok(scores)
 }
@@ -245,14 +249,15 @@ pub fn score_dir_with_extra(
         };
         let lines = read_result_file(path)?;
         let score = match extra.iter().find(|c| c.name == name) {
-            Some(category) => score_lines(name, &category.entries, &lines, &mut checker)?,
+            Some(category) => score_lines(name, &category.entries, &lines, &mut checker),
             None => score_lines(
                 name,
                 &load_category(corpus_root, name)?,
                 &lines,
                 &mut checker,
-            )?,
-        };
+            ),
+        }
+        .with_context(|| path.display().to_string())?;
         scores.push(score);
     }
     Ok(scores)
