@@ -18,7 +18,7 @@ use skilleval::bench::multi_turn::multi_turn_entry;
 use skilleval::bench::multi_turn_helper::{Decoded, Helper, HelperLaunch};
 use skilleval::bench::run::{self, BenchOptions, CategoryEntries};
 use skilleval::bench::score::{score_repeats, LineChecker};
-use skilleval::bench::{EntryOptions, Mode};
+use skilleval::bench::{EntryOptions, EntryOutcome, Mode};
 use skilleval::harness::backend::Sampling;
 use skilleval::harness::template::{render, Family, Message, Role};
 use skilleval::harness::toolcall::render::render_call;
@@ -113,6 +113,24 @@ fn verdicts_and_error_types_match_bfcl() {
     );
 }
 
+/// One entry in prompt mode on a Gemma-templated backend that replays `replies`.
+fn prompt_mode(
+    entry: &Entry,
+    launch: &HelperLaunch,
+    replies: Vec<String>,
+) -> (EntryOutcome, ScriptedBackend) {
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let outcome = multi_turn_entry(
+        &mut backend,
+        entry,
+        &EntryOptions::default(),
+        launch,
+        Mode::Prompt,
+        None,
+    );
+    (outcome, backend)
+}
+
 fn role(name: &str) -> Role {
     match name {
         "system" => Role::System,
@@ -145,15 +163,7 @@ fn the_loop_sends_the_messages_bfcls_loop_sends() {
             .iter()
             .map(|r| r.as_str().unwrap().to_string())
             .collect();
-        let mut backend = ScriptedBackend::new(Family::Gemma, replies.clone());
-        let outcome = multi_turn_entry(
-            &mut backend,
-            &entry,
-            &EntryOptions::default(),
-            &launch,
-            Mode::Prompt,
-            None,
-        );
+        let (outcome, backend) = prompt_mode(&entry, &launch, replies);
         assert_eq!(outcome.inference_error, None, "{id}");
         assert_eq!(outcome.result, conversation["result"], "{id}: result");
         let steps = conversation["steps"].as_array().unwrap();
@@ -300,15 +310,7 @@ fn a_model_that_never_stops_calling_is_stopped_at_bfcls_step_limit() {
     let launch = launch();
     let limit = Helper::start(&launch).unwrap().max_steps as usize;
     assert_eq!(limit, 20);
-    let mut backend = ScriptedBackend::new(Family::Gemma, vec!["[pwd()]"; limit + 5]);
-    let outcome = multi_turn_entry(
-        &mut backend,
-        &entry,
-        &EntryOptions::default(),
-        &launch,
-        Mode::Prompt,
-        None,
-    );
+    let (outcome, backend) = prompt_mode(&entry, &launch, vec!["[pwd()]".into(); limit + 5]);
     assert_eq!(backend.prompts.len(), limit + 1);
     assert_eq!(outcome.result.as_array().unwrap().len(), 1);
     assert_eq!(

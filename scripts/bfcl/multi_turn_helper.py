@@ -61,9 +61,6 @@ class Instances:
     check of one id in this process would find the first one's state, so every check and
     every run of an entry removes the instances it added."""
 
-    def __init__(self):
-        self.started = {}
-
     def snapshot(self):
         return set(vars(multi_turn_utils))
 

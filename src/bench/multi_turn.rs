@@ -25,7 +25,7 @@ use super::checker::CheckResult;
 use super::corpus::{Entry, MultiTurn};
 use super::harness_mode::{decoded_call, registry, INSTRUCTIONS};
 use super::multi_turn_helper::{Decoded, Helper, HelperLaunch};
-use super::prompt::{render_messages, MULTI_TURN_INSTRUCTION};
+use super::prompt::{with_system_prompt, MULTI_TURN_INSTRUCTION};
 use super::{inference_error_result, EntryOptions, EntryOutcome, Mode};
 
 /// BFCL's user message when a turn adds held-out functions to a function-calling model's tools.
@@ -165,13 +165,7 @@ fn converse(
         };
         if index == 0 {
             match harness.as_mut() {
-                None => {
-                    let first = Entry {
-                        turns: vec![added],
-                        ..entry.clone()
-                    };
-                    added = render_messages(&first);
-                }
+                None => added = with_system_prompt(entry, added),
                 Some(view) => {
                     added.retain(|message| {
                         let system = message.role == Role::System;

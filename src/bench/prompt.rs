@@ -143,8 +143,13 @@ pub fn language_specific(function: &Value, language: Language) -> Value {
 /// The first turn's messages with the system prompt merged in: an existing system message
 /// is kept after the prompt, separated by a blank line; otherwise the prompt is its own message.
 pub fn render_messages(entry: &Entry) -> Vec<Message> {
+    with_system_prompt(entry, entry.turns.first().cloned().unwrap_or_default())
+}
+
+/// `messages` with the entry's system prompt merged in, as [`render_messages`] merges it
+/// into the first turn (a multi-turn entry's first turn may be replaced before it is sent).
+pub fn with_system_prompt(entry: &Entry, mut messages: Vec<Message>) -> Vec<Message> {
     let prompt = system_prompt(&entry.functions, Language::of_category(&entry.category));
-    let mut messages = entry.turns.first().cloned().unwrap_or_default();
     match messages.first_mut() {
         Some(first) if first.role == Role::System => {
             first.content = format!("{prompt}\n\n{}", first.content);

@@ -15,7 +15,7 @@ use crate::exec::scheduler;
 use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
-use super::corpus::{load_category, load_files, vendored_categories, Entry};
+use super::corpus::{is_multi_turn, load_category, load_files, vendored_categories, Entry};
 use super::harness_mode::harness_entry;
 use super::multi_turn::multi_turn_entry;
 use super::multi_turn_helper::HelperLaunch;
@@ -130,9 +130,16 @@ pub fn extra_categories(selected: &[CategoryEntries]) -> Vec<ExtraCategory> {
         .collect()
 }
 
+/// Whether a selection holds multi-turn entries, which need BFCL's helper.
+pub fn has_multi_turn(selected: &[CategoryEntries]) -> bool {
+    selected
+        .iter()
+        .any(|c| c.entries.iter().any(|e| e.multi_turn.is_some()))
+}
+
 /// BFCL's grouping folder for a category's result file.
 pub fn group_of(category: &str) -> &'static str {
-    if category.starts_with("multi_turn") {
+    if is_multi_turn(category) {
         "multi_turn"
     } else if category.contains("live") && !category.contains("non_live") {
         "live"
@@ -312,14 +319,8 @@ pub fn run(
     if options.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
-    if options.helper.is_none() {
-        let multi_turn = |c: &&CategoryEntries| c.entries.iter().any(|e| e.multi_turn.is_some());
-        if let Some(category) = selected.iter().find(multi_turn) {
-            bail!(
-                "{} is multi-turn: the run needs BFCL's helper",
-                category.name
-            );
-        }
+    if options.helper.is_none() && has_multi_turn(selected) {
+        bail!("a multi-turn category is selected: the run needs BFCL's helper");
     }
     let started = Instant::now();
     let run_id = format!("bench-{}", new_run_id("").trim_end_matches('-'));

@@ -13,12 +13,12 @@ use crate::bench::report as bench_report;
 use crate::bench::run::{self as bench_run, BenchOptions, CustomCorpus};
 use crate::bench::score::{score_repeats, ExtraCategory};
 use crate::bench::Mode;
+use crate::harness::backend::Sampling;
+use crate::harness::toolcall::CallFormat;
 
 /// The context a multi-turn run asks for unless `--ctx` says otherwise: the system prompt of
 /// two API classes' documents alone takes several thousand tokens.
 const MULTI_TURN_CTX: u32 = 16384;
-use crate::harness::backend::Sampling;
-use crate::harness::toolcall::CallFormat;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval bench --bfcl simple_python,parallel --limit 20
@@ -238,14 +238,10 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
     if options.repeats == 0 {
         anyhow::bail!("--repeats must be at least 1");
     }
-    if selected
-        .iter()
-        .any(|c| c.entries.iter().any(|e| e.multi_turn.is_some()))
-    {
+    if bench_run::has_multi_turn(&selected) {
         // Started once here, so that a missing bfcl-eval is said before the model loads.
         let launch = HelperLaunch::locate()?;
-        let helper = Helper::start(&launch)?;
-        drop(helper);
+        Helper::start(&launch)?;
         options.helper = Some(launch);
         if args.model.ctx == DEFAULT_CTX {
             args.model.ctx = MULTI_TURN_CTX;
