@@ -114,11 +114,12 @@ MCP_PACKAGE="@modelcontextprotocol/server-filesystem"
 MCP_VERSION="2026.8.31"
 MCP_DIR="$CACHE_DIR/mcp"
 MCP_MANIFEST="$MCP_DIR/node_modules/$MCP_PACKAGE/package.json"
-# BFCL's official evaluator, for the multi-turn categories (skilleval runs its stateful API
-# implementations in a helper Python process). --no-deps: only what the checker imports is pinned
-# here, none of the API client SDKs bfcl-eval depends on. Changing a pin installs them again.
+# BFCL's official evaluator, for the multi-turn and memory categories (skilleval runs its stateful
+# API implementations in a helper Python process). --no-deps: only what the checker and the
+# memory backends (rank_bm25 on numpy, overrides) import is pinned here, none of the API client SDKs
+# bfcl-eval depends on. Changing a pin installs them again.
 BFCL_REQUIREMENTS=(bfcl-eval==2026.3.23 mpmath==1.3.0 tree-sitter==0.21.3 tree-sitter-java==0.21.0
-  tree-sitter-javascript==0.21.4 tenacity==9.1.2 filelock==4.3.2)
+  tree-sitter-javascript==0.21.4 tenacity==9.1.2 filelock==4.3.2 rank_bm25==0.2.2 numpy==1.26.4 overrides==7.7.0)
 BFCL_DIR="$CACHE_DIR/bfcl"
 BFCL_MARKER="$BFCL_DIR/.skilleval-bfcl"
 
