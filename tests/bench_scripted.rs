@@ -332,11 +332,13 @@ fn a_run_writes_records_and_result_files_that_rescore_the_same() {
                 name: "simple_python".into(),
                 entries: simple,
                 custom: false,
+                prerequisites: Vec::new(),
             },
             CategoryEntries {
                 name: "irrelevance".into(),
                 entries: irrelevance,
                 custom: false,
+                prerequisites: Vec::new(),
             },
         ];
         let output = tempfile::tempdir().unwrap();
@@ -386,6 +388,7 @@ fn repeats_get_their_own_seeds_and_result_trees() {
         name: "simple_python".into(),
         entries: simple,
         custom: false,
+        prerequisites: Vec::new(),
     }];
     let replies = [
         "[calculate_triangle_area(base=10, height=5)]",
@@ -440,7 +443,7 @@ fn a_custom_corpus_is_run_and_rescored_from_its_own_entries() {
         answers: Some(answers),
         name: "mine".into(),
     };
-    let selected = run::select(&default_root(), &[], Some(&custom), None).unwrap();
+    let selected = run::select(&default_root(), &[], Some(&custom), None, &[]).unwrap();
     let mut backend = ScriptedBackend::new(Family::Gemma, ["[double(n=4)]"]);
     let output = tempfile::tempdir().unwrap();
     let bench = run::run(
@@ -459,14 +462,14 @@ fn a_custom_corpus_is_run_and_rescored_from_its_own_entries() {
         answers: None,
         ..custom
     };
-    let err = run::select(&default_root(), &[], Some(&no_answers), None).unwrap_err();
+    let err = run::select(&default_root(), &[], Some(&no_answers), None, &[]).unwrap_err();
     assert!(err.to_string().contains("needs --answers"), "{err}");
 }
 
 #[test]
 fn limit_keeps_the_first_entries_of_each_category() {
     let chosen = run::parse_categories(&["simple_python,parallel".into()]).unwrap();
-    let selected = run::select(&default_root(), &chosen, None, Some(2)).unwrap();
+    let selected = run::select(&default_root(), &chosen, None, Some(2), &[]).unwrap();
     let ids: Vec<Vec<&str>> = selected
         .iter()
         .map(|c| c.entries.iter().map(|e| e.id.as_str()).collect())
@@ -526,11 +529,13 @@ fn a_parallel_run_scores_and_writes_what_a_sequential_run_does() {
             name: "simple_python".into(),
             entries: all[..7].to_vec(),
             custom: false,
+            prerequisites: Vec::new(),
         },
         CategoryEntries {
             name: "irrelevance".into(),
             entries: entries("irrelevance", &["irrelevance_0", "irrelevance_1"]),
             custom: false,
+            prerequisites: Vec::new(),
         },
     ];
     let runs: Vec<(RunSummary, Vec<EntryRecord>, Vec<String>)> = [1, 3]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use skilleval::bench::corpus::{default_root, load_category, Entry, MULTI_TURN_CATEGORIES};
-use skilleval::bench::multi_turn::multi_turn_entry;
+use skilleval::bench::multi_turn::{multi_turn_entry, Conduct};
 use skilleval::bench::multi_turn_helper::{Decoded, Helper, HelperLaunch};
 use skilleval::bench::run::{self, BenchOptions, CategoryEntries};
 use skilleval::bench::score::{score_repeats, LineChecker};
@@ -120,14 +120,14 @@ fn prompt_mode(
     replies: Vec<String>,
 ) -> (EntryOutcome, ScriptedBackend) {
     let mut backend = ScriptedBackend::new(Family::Gemma, replies);
-    let outcome = multi_turn_entry(
-        &mut backend,
-        entry,
-        &EntryOptions::default(),
+    let results = tempfile::tempdir().unwrap();
+    let conduct = Conduct {
         launch,
-        Mode::Prompt,
-        None,
-    );
+        mode: Mode::Prompt,
+        format: None,
+        results: results.path(),
+    };
+    let outcome = multi_turn_entry(&mut backend, entry, &EntryOptions::default(), &conduct);
     (outcome, backend)
 }
 
@@ -275,6 +275,7 @@ fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
         name: entry.category.clone(),
         entries: vec![entry.clone()],
         custom: false,
+        prerequisites: Vec::new(),
     }];
     let mut backend = ScriptedBackend::new(Family::Gemma, replies);
     let bench = run::run(&mut backend, &selected, &options).unwrap();

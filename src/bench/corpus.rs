@@ -1,6 +1,8 @@
 //! BFCL question and answer files: JSON lines, questions `{"id", "question", "function"}`,
 //! answers `{"id", "ground_truth"}`, joined by id. Multi-turn questions name API classes
 //! instead of functions (`involved_classes`); their documents come from `multi_turn_func_doc/`.
+//! Memory questions share one file across the memory backends; each names a scenario whose
+//! prerequisite conversations (`memory_prereq_conversation/`) fill the memory first.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
@@ -36,11 +38,16 @@ pub const MULTI_TURN_CATEGORIES: [&str; 4] = [
     "multi_turn_long_context",
 ];
 
-/// Every vendored category: the single-turn ones, then the multi-turn ones.
+/// The memory categories that run offline: BFCL's key-value and recursive-summary memory
+/// backends, one question file for both. (`memory_vector` needs an embedding model.)
+pub const MEMORY_CATEGORIES: [&str; 2] = ["memory_kv", "memory_rec_sum"];
+
+/// Every vendored category: the single-turn ones, the multi-turn ones, the memory ones.
 pub fn vendored_categories() -> Vec<&'static str> {
     CATEGORIES
         .iter()
         .chain(MULTI_TURN_CATEGORIES.iter())
+        .chain(MEMORY_CATEGORIES.iter())
         .copied()
         .collect()
 }
@@ -49,8 +56,26 @@ pub fn is_multi_turn(category: &str) -> bool {
     category.starts_with("multi_turn")
 }
 
+/// A memory category or a memory prerequisite (`memory_kv_prereq`), as BFCL's `is_memory`.
+pub fn is_memory(category: &str) -> bool {
+    category.starts_with("memory_")
+}
+
+/// The memory backend of a memory category: `memory_kv_prereq` → `kv`.
+pub fn memory_backend(category: &str) -> Option<&'static str> {
+    let category = category.strip_suffix("_prereq").unwrap_or(category);
+    MEMORY_CATEGORIES
+        .iter()
+        .find(|c| **c == category)
+        .map(|c| &c["memory_".len()..])
+}
+
+/// The question file the memory categories share, and the folder of their prerequisites.
+pub const MEMORY_QUESTIONS: &str = "memory";
+pub const MEMORY_PREREQ_DIR: &str = "memory_prereq_conversation";
+
 /// BFCL's `MULTI_TURN_FUNC_DOC_FILE_MAPPING`: the document file of each API class.
-pub const API_DOC_FILES: [(&str, &str); 8] = [
+pub const API_DOC_FILES: [(&str, &str); 10] = [
     ("GorillaFileSystem", "gorilla_file_system.json"),
     ("MathAPI", "math_api.json"),
     ("MessageAPI", "message_api.json"),
@@ -59,6 +84,8 @@ pub const API_DOC_FILES: [(&str, &str); 8] = [
     ("TradingBot", "trading_bot.json"),
     ("TravelAPI", "travel_booking.json"),
     ("VehicleControlAPI", "vehicle_control.json"),
+    ("MemoryAPI_kv", "memory_kv.json"),
+    ("MemoryAPI_rec_sum", "memory_rec_sum.json"),
 ];
 
 /// Folder of the API classes' function documents, under the corpus root.
@@ -100,7 +127,7 @@ pub struct Entry {
     pub multi_turn: Option<MultiTurn>,
 }
 
-/// A multi-turn entry's state and held-out functions.
+/// What a conversation over BFCL's API classes (multi-turn and memory) adds to an entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MultiTurn {
     /// The question line as BFCL wrote it (`id`, `initial_config`, `involved_classes`, …):
@@ -109,6 +136,8 @@ pub struct MultiTurn {
     /// Turn index → documents held out of `functions` and offered at that turn
     /// (`multi_turn_miss_func`), in BFCL's order.
     pub held_out: BTreeMap<usize, Vec<Value>>,
+    /// A memory entry's scenario, whose prerequisite conversations fill its memory.
+    pub scenario: Option<String>,
 }
 
 impl Entry {
@@ -147,6 +176,9 @@ pub fn load_category(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusEr
     if is_multi_turn(category) && MULTI_TURN_CATEGORIES.contains(&category) {
         return load_multi_turn(root, category);
     }
+    if MEMORY_CATEGORIES.contains(&category) {
+        return load_memory(root, category);
+    }
     if !CATEGORIES.contains(&category) {
         return Err(CorpusError::UnknownCategory(category.to_string()));
     }
@@ -174,8 +206,8 @@ pub fn load_files(
     for (line, object) in read_json_lines(questions)? {
         let id = string_field(questions, line, &object, "id")?;
         let turns = parse_turns(questions, line, &object)?;
-        // Multi-turn questions name classes; `load_multi_turn` fills in their documents.
-        let functions = if is_multi_turn(category) {
+        // Multi-turn and memory questions name classes; their loaders fill in the documents.
+        let functions = if is_multi_turn(category) || is_memory(category) {
             Vec::new()
         } else {
             array_field(questions, line, &object, "function")?
@@ -300,9 +332,103 @@ fn load_multi_turn(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusErro
             ));
         }
         entry.functions = functions;
-        entry.multi_turn = Some(MultiTurn { question, held_out });
+        entry.multi_turn = Some(MultiTurn {
+            question,
+            held_out,
+            scenario: None,
+        });
     }
     Ok(entries)
+}
+
+/// A memory category's questions, as BFCL's `process_memory_test_case` makes them from the
+/// shared file: ids `memory_N-…` become `<category>_N-…`, the class is the category's
+/// backend, and the functions are that backend's documents.
+fn load_memory(root: &Path, category: &str) -> Result<Vec<Entry>, CorpusError> {
+    let questions = question_path(root, MEMORY_QUESTIONS);
+    let answers = answer_path(root, MEMORY_QUESTIONS);
+    let mut entries = load_files(&questions, Some(&answers), category)?;
+    let rows = read_json_lines(&questions)?;
+    let documents = memory_documents(root, category)?;
+    for (entry, (line, question)) in entries.iter_mut().zip(rows) {
+        let scenario = string_field(&questions, line, &question, "scenario")?;
+        if !prerequisite_path(root, &scenario).is_file() {
+            return Err(invalid(
+                &questions,
+                line,
+                format!(
+                    "field \"scenario\" is {scenario:?}, which has no prerequisite conversations \
+                     ({})",
+                    prerequisite_path(root, &scenario).display()
+                ),
+            ));
+        }
+        memory_entry(entry, question, category, &documents, Some(scenario));
+    }
+    Ok(entries)
+}
+
+/// The prerequisite conversations of a memory category's scenario, in the order BFCL runs
+/// them; their category is `<category>_prereq`, and they have no answers.
+pub fn memory_prerequisites(
+    root: &Path,
+    category: &str,
+    scenario: &str,
+) -> Result<Vec<Entry>, CorpusError> {
+    let path = prerequisite_path(root, scenario);
+    let prereq_category = format!("{category}_prereq");
+    let mut entries = load_files(&path, None, &prereq_category)?;
+    let documents = memory_documents(root, category)?;
+    for (entry, (_, question)) in entries.iter_mut().zip(read_json_lines(&path)?) {
+        memory_entry(
+            entry,
+            question,
+            category,
+            &documents,
+            Some(scenario.to_string()),
+        );
+    }
+    Ok(entries)
+}
+
+fn prerequisite_path(root: &Path, scenario: &str) -> PathBuf {
+    root.join(MEMORY_PREREQ_DIR)
+        .join(format!("memory_{scenario}.json"))
+}
+
+fn memory_class(category: &str) -> String {
+    format!("MemoryAPI_{}", memory_backend(category).unwrap_or_default())
+}
+
+fn memory_documents(root: &Path, category: &str) -> Result<Vec<Value>, CorpusError> {
+    let class = memory_class(category);
+    let Some((_, file)) = API_DOC_FILES.iter().find(|(name, _)| *name == class) else {
+        return Err(CorpusError::UnknownCategory(category.to_string()));
+    };
+    Ok(read_json_lines(&root.join(API_DOC_DIR).join(file))?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// Renames the entry into `category` and points it at the category's memory backend.
+fn memory_entry(
+    entry: &mut Entry,
+    mut question: Value,
+    category: &str,
+    documents: &[Value],
+    scenario: Option<String>,
+) {
+    // Python's `str.replace`, as BFCL renames them.
+    entry.id = entry.id.replace("memory", category);
+    question["id"] = Value::String(entry.id.clone());
+    question["involved_classes"] = serde_json::json!([memory_class(category)]);
+    entry.functions = documents.to_vec();
+    entry.multi_turn = Some(MultiTurn {
+        question,
+        held_out: BTreeMap::new(),
+        scenario,
+    });
 }
 
 fn read_json_lines(path: &Path) -> Result<Vec<(usize, Value)>, CorpusError> {
@@ -371,7 +497,12 @@ fn array_field(
         })
 }
 
-fn parse_turns(path: &Path, line: usize, object: &Value) -> Result<Vec<Vec<Message>>, CorpusError> {
+/// The `question` field of `object`: one list of messages per turn.
+pub fn parse_turns(
+    path: &Path,
+    line: usize,
+    object: &Value,
+) -> Result<Vec<Vec<Message>>, CorpusError> {
     let turns = object
         .get("question")
         .and_then(Value::as_array)

@@ -9,8 +9,17 @@
 //! parser, and records the calls it found as a Python call list, which BFCL decodes back to the
 //! calls executed. Either way the result is BFCL's: one list per turn of step replies, checked
 //! by BFCL's own evaluator.
+//!
+//! Memory entries run the same loop over one memory backend. The helper gives their turns with
+//! BFCL's memory prompt (which shows the memory saved so far) and loads the memory from BFCL's
+//! snapshots in the model's result folder; a prerequisite conversation saves its memory there
+//! when it ends (`memory_prerequisite`), and a question's final prose reply is its answer,
+//! checked by BFCL's agentic checker.
 
-use serde_json::Value;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde_json::{json, Value};
 
 use crate::harness::backend::{Backend, GenMetrics, GenRequest};
 use crate::harness::examples::tool_result_text;
@@ -22,10 +31,11 @@ use crate::harness::toolcall::{self, CallFormat};
 use crate::harness::tools::ToolDef;
 
 use super::checker::CheckResult;
-use super::corpus::{Entry, MultiTurn};
+use super::corpus::{parse_turns, Entry, MultiTurn};
 use super::harness_mode::{decoded_call, registry, INSTRUCTIONS};
 use super::multi_turn_helper::{Decoded, Helper, HelperLaunch};
 use super::prompt::{with_system_prompt, MULTI_TURN_INSTRUCTION};
+use super::score::ResultLine;
 use super::{inference_error_result, EntryOptions, EntryOutcome, Mode};
 
 /// BFCL's user message when a turn adds held-out functions to a function-calling model's tools.
@@ -44,47 +54,69 @@ struct Conversation {
     forced_to_quit: bool,
 }
 
-/// One multi-turn entry in `mode`: its turns through the model, its result checked by BFCL.
+/// What one conversation left, before any check.
+struct Ran {
+    /// What the result file holds: one list per turn of step replies, or BFCL's inference
+    /// error text.
+    result: Value,
+    /// Per turn, each step's text as generated.
+    raw: Vec<Vec<String>>,
+    inference_error: Option<String>,
+    metrics: GenMetrics,
+}
+
+impl Ran {
+    fn outcome(
+        self,
+        entry: &Entry,
+        options: &EntryOptions,
+        mode: Mode,
+        check: CheckResult,
+    ) -> EntryOutcome {
+        EntryOutcome {
+            id: entry.id.clone(),
+            category: entry.category.clone(),
+            mode,
+            repeat: options.repeat,
+            reply: serde_json::to_string(&self.raw).expect("texts serialize"),
+            result: self.result,
+            check,
+            inference_error: self.inference_error,
+            prompt_tokens: self.metrics.prompt_tokens,
+            generated_tokens: self.metrics.generated_tokens,
+            seconds: self.metrics.prefill_secs + self.metrics.decode_secs,
+        }
+    }
+}
+
+/// How one conversation reaches the model and BFCL's helper.
+#[derive(Debug, Clone, Copy)]
+pub struct Conduct<'a> {
+    pub launch: &'a HelperLaunch,
+    pub mode: Mode,
+    pub format: Option<CallFormat>,
+    /// The model's BFCL result folder: memory entries keep their snapshots under it.
+    pub results: &'a Path,
+}
+
+/// One multi-turn or memory entry: its turns through the model, its result checked by BFCL
+/// (a memory entry's final answer by BFCL's agentic checker).
 pub fn multi_turn_entry(
     backend: &mut dyn Backend,
     entry: &Entry,
     options: &EntryOptions,
-    launch: &HelperLaunch,
-    mode: Mode,
-    format: Option<CallFormat>,
+    conduct: &Conduct,
 ) -> EntryOutcome {
+    let (ran, helper) = run_conversation(backend, entry, options, conduct);
     let multi_turn = entry
         .multi_turn
         .as_ref()
         .expect("a multi-turn entry has its question");
-    let mut conversation = Conversation::default();
-    let mut helper = None;
-    let ran = Helper::start(launch).and_then(|started| {
-        let helper = helper.insert(started);
-        helper.begin(&multi_turn.question)?;
-        converse(
-            backend,
-            helper,
-            entry,
-            multi_turn,
-            options,
-            mode,
-            format,
-            &mut conversation,
-        )
-    });
-    let (result, inference_error) = match ran {
-        Ok(()) => (serde_json::json!(conversation.turns), None),
-        Err(error) => (
-            Value::String(inference_error_result(&error)),
-            Some(format!("{error:#}")),
-        ),
-    };
     let truth = entry.ground_truth.as_deref().unwrap_or_default();
-    let check = match helper.as_mut() {
-        Some(helper) => helper
-            .end(&entry.id)
-            .and_then(|()| helper.check(&multi_turn.question, truth, &result)),
+    let check = match helper {
+        Some(mut helper) => helper
+            .end(&entry.id, false)
+            .and_then(|()| helper.check(&multi_turn.question, truth, &ran.result)),
         None => Err(anyhow::anyhow!("no BFCL helper")),
     }
     .unwrap_or_else(|error| {
@@ -93,20 +125,75 @@ pub fn multi_turn_entry(
             format!("BFCL's checker could not run: {error:#}"),
         )
     });
-    let metrics = &conversation.metrics;
-    EntryOutcome {
-        id: entry.id.clone(),
-        category: entry.category.clone(),
-        mode,
-        repeat: options.repeat,
-        reply: serde_json::to_string(&conversation.raw).expect("texts serialize"),
-        result,
-        check,
-        inference_error,
-        prompt_tokens: metrics.prompt_tokens,
-        generated_tokens: metrics.generated_tokens,
-        seconds: metrics.prefill_secs + metrics.decode_secs,
+    ran.outcome(entry, options, conduct.mode, check)
+}
+
+/// One prerequisite conversation of a memory scenario. It has no answer (BFCL does not score
+/// it); its memory is saved for the next conversation when it ran without an inference error.
+/// The line is what BFCL's prerequisite result file holds.
+pub fn memory_prerequisite(
+    backend: &mut dyn Backend,
+    entry: &Entry,
+    options: &EntryOptions,
+    conduct: &Conduct,
+) -> anyhow::Result<ResultLine> {
+    let (ran, helper) = run_conversation(backend, entry, options, conduct);
+    if let Some(mut helper) = helper {
+        helper
+            .end(&entry.id, ran.inference_error.is_none())
+            .with_context(|| format!("saving the memory of {}", entry.id))?;
     }
+    let unchecked = CheckResult::fail("memory:prerequisite", "not scored");
+    Ok(ran
+        .outcome(entry, options, conduct.mode, unchecked)
+        .result_line())
+}
+
+fn run_conversation(
+    backend: &mut dyn Backend,
+    entry: &Entry,
+    options: &EntryOptions,
+    conduct: &Conduct,
+) -> (Ran, Option<Helper>) {
+    let multi_turn = entry
+        .multi_turn
+        .as_ref()
+        .expect("a multi-turn entry has its question");
+    let mut conversation = Conversation::default();
+    let mut helper = None;
+    let ran = Helper::start(conduct.launch).and_then(|started| {
+        let helper = helper.insert(started);
+        let sent = helper.begin(&multi_turn.question, conduct.results)?;
+        let turns = parse_turns(
+            Path::new("the BFCL helper's question"),
+            0,
+            &json!({"question": sent}),
+        )?;
+        converse(
+            backend,
+            helper,
+            entry,
+            &turns,
+            multi_turn,
+            options,
+            conduct,
+            &mut conversation,
+        )
+    });
+    let (result, inference_error) = match ran {
+        Ok(()) => (json!(conversation.turns), None),
+        Err(error) => (
+            Value::String(inference_error_result(&error)),
+            Some(format!("{error:#}")),
+        ),
+    };
+    let ran = Ran {
+        result,
+        raw: conversation.raw,
+        inference_error,
+        metrics: conversation.metrics,
+    };
+    (ran, helper)
 }
 
 /// The tools and prompt of harness mode; they grow when a turn adds held-out functions.
@@ -137,22 +224,24 @@ fn converse(
     backend: &mut dyn Backend,
     helper: &mut Helper,
     entry: &Entry,
+    turns: &[Vec<Message>],
     multi_turn: &MultiTurn,
     options: &EntryOptions,
-    mode: Mode,
-    format: Option<CallFormat>,
+    conduct: &Conduct,
     conversation: &mut Conversation,
 ) -> anyhow::Result<()> {
     let family = backend.family();
-    let mut harness = (mode == Mode::Harness).then(|| HarnessView {
-        format: format.unwrap_or(family.default_call_format()),
+    // A memory entry's last reply is its answer in prose, which the result file must keep.
+    let answers_in_prose = multi_turn.scenario.is_some();
+    let mut harness = (conduct.mode == Mode::Harness).then(|| HarnessView {
+        format: conduct.format.unwrap_or(family.default_call_format()),
         functions: entry.functions.clone(),
         instructions: format!("{INSTRUCTIONS}\n\n{MULTI_TURN_INSTRUCTION}"),
     });
     // Prompt mode: BFCL's system prompt joins the first turn. Harness mode: the entry's own
     // system text joins the instructions, and the system message is made at each step.
     let mut history: Vec<Message> = Vec::new();
-    for (index, turn) in entry.turns.iter().enumerate() {
+    for (index, turn) in turns.iter().enumerate() {
         let mut added = match multi_turn.held_out.get(&index) {
             Some(functions) => match harness.as_mut() {
                 Some(view) => {
@@ -215,6 +304,11 @@ fn converse(
                             )
                         })
                         .collect();
+                    if calls.is_empty() && answers_in_prose {
+                        // No call: the reply is the answer, and the turn ends.
+                        steps.push(text);
+                        break;
+                    }
                     let names = calls.iter().map(|c| c.name.clone()).collect();
                     (render_calls(&calls), names)
                 }

@@ -1,5 +1,5 @@
 //! The client of `scripts/bfcl/multi_turn_helper.py`: BFCL's own stateful APIs, decoder and
-//! multi-turn checker in a Python process, one JSON line per request and per reply
+//! multi-turn and agentic checkers in a Python process, one JSON line per request and per reply
 //! (decision 020). A run starts one helper per multi-turn entry; `bench score` one for all.
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -140,10 +140,19 @@ impl Helper {
         Ok(reply)
     }
 
-    /// Creates the entry's API instances from its `initial_config`.
-    pub fn begin(&mut self, question: &Value) -> anyhow::Result<()> {
-        self.ask(json!({"op": "start", "entry": question}))
-            .map(drop)
+    /// Creates the entry's API instances from its `initial_config` and returns its turns as
+    /// BFCL sends them. A memory entry's memory is loaded from the snapshots BFCL keeps under
+    /// `results` (the model's result folder), and its first turn gains BFCL's memory prompt.
+    pub fn begin(&mut self, question: &Value, results: &Path) -> anyhow::Result<Value> {
+        let mut reply = self.ask(json!({
+            "op": "start",
+            "entry": question,
+            "result_dir": results,
+        }))?;
+        match reply.get_mut("question").map(Value::take) {
+            Some(turns @ Value::Array(_)) => Ok(turns),
+            _ => bail!("the BFCL helper gave no question turns: {reply}"),
+        }
     }
 
     /// BFCL's prompting decoder (`default_decode_execute_prompting`) on one reply.
@@ -164,9 +173,11 @@ impl Helper {
         strings(&reply["results"])
     }
 
-    /// Drops the entry's instances.
-    pub fn end(&mut self, id: &str) -> anyhow::Result<()> {
-        self.ask(json!({"op": "end", "id": id})).map(drop)
+    /// Drops the entry's instances; with `flush`, a memory prerequisite's memory is saved
+    /// first, as BFCL saves it when the conversation ends without an inference error.
+    pub fn end(&mut self, id: &str, flush: bool) -> anyhow::Result<()> {
+        self.ask(json!({"op": "end", "id": id, "flush": flush}))
+            .map(drop)
     }
 
     /// BFCL's user message for a turn that adds held-out functions.

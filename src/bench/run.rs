@@ -15,13 +15,16 @@ use crate::exec::scheduler;
 use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
-use super::corpus::{is_multi_turn, load_category, load_files, vendored_categories, Entry};
+use super::corpus::{
+    is_multi_turn, load_category, load_files, memory_backend, memory_prerequisites,
+    vendored_categories, Entry,
+};
 use super::harness_mode::harness_entry;
-use super::multi_turn::multi_turn_entry;
+use super::multi_turn::{memory_prerequisite, multi_turn_entry, Conduct};
 use super::multi_turn_helper::HelperLaunch;
 use super::overall::LEADERBOARD_CATEGORIES;
 use super::report::{summarize, BenchSummary};
-use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory};
+use super::score::{repeat_dir_name, write_result_file, CategoryScore, ExtraCategory, ResultLine};
 use super::{prompt_entry, EntryOptions, EntryOutcome, Mode};
 
 /// Per-entry records, one JSON object a line.
@@ -37,6 +40,9 @@ pub struct CategoryEntries {
     pub entries: Vec<Entry>,
     /// Not one of the vendored categories: scored from these entries, not the corpus.
     pub custom: bool,
+    /// A memory category's prerequisite conversations, per scenario its entries need, in
+    /// BFCL's order: they run first, each scenario's one after another.
+    pub prerequisites: Vec<Vec<Entry>>,
 }
 
 /// A question file in BFCL's shape given on the command line.
@@ -70,12 +76,15 @@ pub fn parse_categories(names: &[String]) -> anyhow::Result<Vec<String>> {
     Ok(chosen)
 }
 
-/// Loads the chosen vendored categories and the custom corpus, each cut to `limit` entries.
+/// Loads the chosen vendored categories and the custom corpus, keeps the entries `ids` names
+/// (all when empty), and cuts each category to `limit` entries. A memory category gets the
+/// prerequisite conversations of the scenarios its entries need.
 pub fn select(
     corpus_root: &Path,
     categories: &[String],
     custom: Option<&CustomCorpus>,
     limit: Option<usize>,
+    ids: &[String],
 ) -> anyhow::Result<Vec<CategoryEntries>> {
     let mut selected = Vec::new();
     for name in categories {
@@ -83,6 +92,7 @@ pub fn select(
             name: name.clone(),
             entries: load_category(corpus_root, name)?,
             custom: false,
+            prerequisites: Vec::new(),
         });
     }
     if let Some(corpus) = custom {
@@ -105,15 +115,52 @@ pub fn select(
             name: corpus.name.clone(),
             entries: load_files(&corpus.questions, corpus.answers.as_deref(), &corpus.name)?,
             custom: true,
+            prerequisites: Vec::new(),
         });
     }
     if selected.is_empty() {
         bail!("nothing to run: give --bfcl CATEGORIES (or all), or --corpus FILE");
     }
+    if !ids.is_empty() {
+        if let Some(unknown) = ids.iter().find(|id| {
+            !selected
+                .iter()
+                .any(|c| c.entries.iter().any(|e| &e.id == *id))
+        }) {
+            bail!(
+                "--ids: no entry {unknown:?} in the chosen categories ({})",
+                selected
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        for category in &mut selected {
+            category.entries.retain(|e| ids.contains(&e.id));
+        }
+        selected.retain(|c| !c.entries.is_empty());
+    }
     if let Some(limit) = limit {
         for category in &mut selected {
             category.entries.truncate(limit);
         }
+    }
+    for category in selected.iter_mut().filter(|c| !c.custom) {
+        let mut scenarios: Vec<&str> = Vec::new();
+        for entry in &category.entries {
+            let scenario = entry
+                .multi_turn
+                .as_ref()
+                .and_then(|m| m.scenario.as_deref());
+            if let Some(scenario) = scenario.filter(|s| !scenarios.contains(s)) {
+                scenarios.push(scenario);
+            }
+        }
+        category.prerequisites = scenarios
+            .iter()
+            .map(|scenario| memory_prerequisites(corpus_root, &category.name, scenario))
+            .collect::<Result<_, _>>()?;
     }
     Ok(selected)
 }
@@ -137,10 +184,15 @@ pub fn has_multi_turn(selected: &[CategoryEntries]) -> bool {
         .any(|c| c.entries.iter().any(|e| e.multi_turn.is_some()))
 }
 
-/// BFCL's grouping folder for a category's result file.
+/// BFCL's grouping folder for a category's result file (memory: `agentic/memory/<backend>`).
 pub fn group_of(category: &str) -> &'static str {
     if is_multi_turn(category) {
         "multi_turn"
+    } else if let Some(backend) = memory_backend(category) {
+        match backend {
+            "kv" => "agentic/memory/kv",
+            _ => "agentic/memory/rec_sum",
+        }
     } else if category.contains("live") && !category.contains("non_live") {
         "live"
     } else {
@@ -350,18 +402,34 @@ pub fn run(
         run_seed: options.seed,
         repeat,
     };
+    // Each repeat's BFCL result folder for the model; memory snapshots live under it too.
+    let model_results: Vec<PathBuf> = (1..=options.repeats)
+        .map(|repeat| {
+            result_root(&dir, repeat, options.repeats).join(model_folder(&options.result_model))
+        })
+        .collect();
+    let conduct = |launch, repeat: u32| Conduct {
+        launch,
+        mode: options.mode,
+        format: options.call_format,
+        results: &model_results[repeat as usize - 1],
+    };
+    run_memory_prerequisites(
+        backend,
+        selected,
+        options,
+        &model_results,
+        &entry_options,
+        &conduct,
+    )?;
+
     let work = |backend: &mut dyn Backend, job: &EntryJob| {
         let entry = &selected[job.category].entries[job.entry];
         let entry_options = entry_options(job.repeat);
         match (options.mode, &options.helper) {
-            (mode, Some(launch)) if entry.multi_turn.is_some() => multi_turn_entry(
-                backend,
-                entry,
-                &entry_options,
-                launch,
-                mode,
-                options.call_format,
-            ),
+            (_, Some(launch)) if entry.multi_turn.is_some() => {
+                multi_turn_entry(backend, entry, &entry_options, &conduct(launch, job.repeat))
+            }
             (Mode::Prompt, _) => prompt_entry(backend, entry, &entry_options),
             (Mode::Harness, _) => {
                 harness_entry(backend, entry, &entry_options, options.call_format)
@@ -405,8 +473,7 @@ pub fn run(
                 .flatten()
                 .map(EntryOutcome::result_line)
                 .collect();
-            let results = result_root(&dir, *repeat, options.repeats)
-                .join(model_folder(&options.result_model));
+            let results = &model_results[*repeat as usize - 1];
             write_result_file(&results.join(group_of(name)), name, &lines)?;
         }
         Ok(())
@@ -464,6 +531,80 @@ pub fn run(
     })
 }
 
+/// One memory scenario's prerequisite conversations in one repeat: the unit a worker runs.
+struct PrerequisiteChain {
+    repeat: u32,
+    category: usize,
+    scenario: usize,
+}
+
+/// Runs every selected memory scenario's prerequisite conversations, one after another within
+/// a scenario (each loads the memory the one before saved), scenarios at once, and writes
+/// BFCL's prerequisite result file (`BFCL_v4_<category>_prereq_result.json`) per category.
+fn run_memory_prerequisites<'a>(
+    backend: &mut dyn Backend,
+    selected: &[CategoryEntries],
+    options: &'a BenchOptions,
+    model_results: &[PathBuf],
+    entry_options: &(dyn Fn(u32) -> EntryOptions + Sync),
+    conduct: &(dyn Fn(&'a HelperLaunch, u32) -> Conduct<'a> + Sync),
+) -> anyhow::Result<()> {
+    let mut chains = Vec::new();
+    for repeat in 1..=options.repeats {
+        for (category, entries) in selected.iter().enumerate() {
+            chains.extend(
+                (0..entries.prerequisites.len()).map(|scenario| PrerequisiteChain {
+                    repeat,
+                    category,
+                    scenario,
+                }),
+            );
+        }
+    }
+    if chains.is_empty() {
+        return Ok(());
+    }
+    let Some(launch) = options.helper.as_ref() else {
+        bail!("a memory category is selected: the run needs BFCL's helper");
+    };
+    let mut progress = Progress::new(options.progress, chains.len(), "memory scenarios");
+    let work = |backend: &mut dyn Backend, chain: &PrerequisiteChain| {
+        let conduct = conduct(launch, chain.repeat);
+        selected[chain.category].prerequisites[chain.scenario]
+            .iter()
+            .map(|entry| {
+                memory_prerequisite(backend, entry, &entry_options(chain.repeat), &conduct)
+            })
+            .collect::<anyhow::Result<Vec<_>>>()
+    };
+    let mut lines: Vec<Vec<ResultLine>> = vec![Vec::new(); chains.len()];
+    scheduler::run_units(backend, options.parallel, &chains, work, |i, done| {
+        lines[i] = done?;
+        let chain = &chains[i];
+        progress.inc(format!(
+            "{} prerequisites · repeat {}",
+            selected[chain.category].name, chain.repeat
+        ));
+        Ok(())
+    })?;
+    progress.finish();
+    for repeat in 1..=options.repeats {
+        for (category, entries) in selected.iter().enumerate() {
+            let of_category: Vec<ResultLine> = chains
+                .iter()
+                .zip(&lines)
+                .filter(|(c, _)| c.repeat == repeat && c.category == category)
+                .flat_map(|(_, l)| l.iter().cloned())
+                .collect();
+            if !of_category.is_empty() {
+                let folder = model_results[repeat as usize - 1].join(group_of(&entries.name));
+                write_result_file(&folder, &format!("{}_prereq", entries.name), &of_category)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,6 +628,8 @@ mod tests {
         assert_eq!(group_of("live_simple"), "live");
         assert_eq!(group_of("irrelevance"), "non_live");
         assert_eq!(group_of("multi_turn_long_context"), "multi_turn");
+        assert_eq!(group_of("memory_kv"), "agentic/memory/kv");
+        assert_eq!(group_of("memory_rec_sum_prereq"), "agentic/memory/rec_sum");
         assert_eq!(model_folder("google/gemma-3-1b-it"), "google_gemma-3-1b-it");
         assert_eq!(
             default_result_model(Some("/m/gemma-3-270m-q4_k_m.gguf"), "x"),
@@ -503,13 +646,13 @@ mod tests {
             answers: None,
             name: name.into(),
         };
-        let err = select(&root, &[], Some(&corpus("live_relevance")), None)
+        let err = select(&root, &[], Some(&corpus("live_relevance")), None, &[])
             .unwrap_err()
             .to_string();
         assert!(err.contains("is a BFCL category"), "{err}");
-        let selected = select(&root, &[], Some(&corpus("my_relevance")), Some(2)).unwrap();
+        let selected = select(&root, &[], Some(&corpus("my_relevance")), Some(2), &[]).unwrap();
         assert_eq!(selected[0].entries.len(), 2);
-        let err = select(&root, &[], Some(&corpus("my_simple")), None)
+        let err = select(&root, &[], Some(&corpus("my_simple")), None, &[])
             .unwrap_err()
             .to_string();
         assert!(err.contains("needs --answers"), "{err}");

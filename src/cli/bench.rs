@@ -28,6 +28,7 @@ pub const EXAMPLES: &str = "Examples:
 const RUN_EXAMPLES: &str = "Examples:
   skilleval bench run --bfcl simple_python --limit 20
   skilleval bench run --bfcl multiple --mode harness --call-format json-tag
+  skilleval bench run --bfcl memory_kv --ids memory_kv_130-notetaker-0
   skilleval bench run --corpus mine.jsonl --answers mine-answers.jsonl --category-name simple";
 
 const SCORE_EXAMPLES: &str = "Examples:
@@ -123,6 +124,9 @@ pub struct BenchRunArgs {
     /// Run the first N entries of each category
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Run only these entries of the chosen categories (ids as in BFCL's files, comma-separated)
+    #[arg(long, value_delimiter = ',')]
+    pub ids: Vec<String>,
     /// Times each entry runs, each with its own seed
     #[arg(long, default_value_t = 1)]
     pub repeats: u32,
@@ -233,13 +237,15 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
         &categories,
         custom.as_ref(),
         args.limit,
+        &args.ids,
     )?;
     let mut options = args.options();
     if options.repeats == 0 {
         anyhow::bail!("--repeats must be at least 1");
     }
     if bench_run::has_multi_turn(&selected) {
-        // Started once here, so that a missing bfcl-eval is said before the model loads.
+        // Multi-turn and memory entries; started once here, so that a missing bfcl-eval is
+        // said before the model loads.
         let launch = HelperLaunch::locate()?;
         Helper::start(&launch)?;
         options.helper = Some(launch);
@@ -311,6 +317,7 @@ fn score(args: BenchScoreArgs) -> anyhow::Result<u8> {
             &[],
             Some(&custom),
             None,
+            &[],
         )?),
         None => Vec::new(),
     };
