@@ -35,6 +35,7 @@ import sys
 import types
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bfcl_shim  # noqa: F401  (must come before bfcl_eval)
@@ -48,6 +49,7 @@ if importlib.util.find_spec("overrides") is None:
     sys.modules["overrides"] = _overrides
 
 from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
+from overrides import override  # noqa: E402
 from bfcl_eval.model_handler.local_inference.base_oss_handler import OSSHandler
 from bfcl_eval.utils import load_dataset_entry, load_ground_truth_entry
 
@@ -107,13 +109,15 @@ class ScriptedHandler(OSSHandler):
         self.consumed = []
         self.steps = []
 
-    def _query_prompting(self, inference_data):
+    @override
+    def _query_prompting(self, inference_data: dict):
         self.steps.append(copy.deepcopy(inference_data["message"]))
         reply = self.queue.pop(0)
         self.consumed.append(reply)
         return reply, 0.0
 
-    def _parse_query_response_prompting(self, api_response):
+    @override
+    def _parse_query_response_prompting(self, api_response: Any) -> dict:
         return {"model_responses": api_response, "input_token": 0, "output_token": 0}
 
 
