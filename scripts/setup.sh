@@ -7,7 +7,7 @@
 #                                          browser the report test drives and the MCP server the
 #                                          MCP tool tests start (for the tests)
 #   bash scripts/setup.sh --bfcl           the same, with BFCL's official evaluator (the PyPI package
-#                                          bfcl-eval, pinned) for the multi-turn benchmark categories
+#                                          bfcl-eval, pinned) for the multi-turn and memory benchmark categories
 #   bash scripts/setup.sh --tools          the same with --bfcl (the tests need it), then llama-server
 #                                          and llama-batched-bench, built once into the cache by
 #                                          scripts/build_llama_tools.sh (the server tests need them;
@@ -22,7 +22,7 @@
 # ~/.cache/skilleval).
 #
 # --bfcl installs bfcl-eval with `pip install --target` (no venv, no API client SDKs: --no-deps,
-# with the few dependencies the multi-turn checker imports pinned) into $CACHE_DIR/bfcl, through
+# with the few dependencies the multi-turn checker and the memory backends import pinned) into $CACHE_DIR/bfcl, through
 # a temporary folder beside it so that an interrupted install leaves nothing that reads as
 # present. It counts as present when bfcl_eval/__init__.py is there and the marker file
 # .skilleval-bfcl holds the pins below (other pins are installed again). skilleval runs BFCL's
