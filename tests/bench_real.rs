@@ -59,20 +59,35 @@ fn only_run_dir(output: &Path) -> PathBuf {
 
 /// `parallel` None runs the default: the batched engine with the machine's `--parallel`.
 fn bench_and_rescore(mode: &str, category: &str, limit: usize, parallel: Option<usize>) {
-    bench_and_rescore_in(mode, category, limit, parallel, 2048);
+    bench_and_rescore_in(mode, category, Pick::First(limit), parallel, 2048);
 }
 
-fn bench_and_rescore_in(
-    mode: &str,
-    category: &str,
-    limit: usize,
-    parallel: Option<usize>,
-    ctx: u32,
-) {
+/// Which entries of the category run.
+enum Pick<'a> {
+    /// The first N (`--limit`).
+    First(usize),
+    /// One entry by id (`--ids`), one of the cheapest of its category.
+    Id(&'a str),
+}
+
+fn bench_and_rescore_in(mode: &str, category: &str, pick: Pick, parallel: Option<usize>, ctx: u32) {
     let _one_at_a_time = MODEL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
     let model = common::model_path();
     let output = tempfile::tempdir().unwrap();
-    let limit = limit.to_string();
+    let (selector, value, limit, ids) = match pick {
+        Pick::First(n) => (
+            "--limit",
+            n.to_string(),
+            n.to_string(),
+            serde_json::Value::Null,
+        ),
+        Pick::Id(id) => (
+            "--ids",
+            id.to_string(),
+            "1".to_string(),
+            serde_json::json!([id]),
+        ),
+    };
     let parallel_arg = parallel.map(|p| p.to_string());
     let ctx = ctx.to_string();
     let mut args = vec![
@@ -81,8 +96,8 @@ fn bench_and_rescore_in(
         category,
         "--mode",
         mode,
-        "--limit",
-        &limit,
+        selector,
+        &value,
         // The base model tends to run on to the limit; a short one keeps the test quick.
         "--max-tokens",
         "48",
@@ -108,6 +123,7 @@ fn bench_and_rescore_in(
             .unwrap();
     let expected = parallel.unwrap_or_else(skilleval::cli::default_parallel);
     assert_eq!(summary["parallel"], expected as u64);
+    assert_eq!(summary["ids"], ids, "the summary records what --ids picked");
     let records = std::fs::read_to_string(run_dir.join("entries.jsonl")).unwrap();
     assert_eq!(records.lines().count(), limit.parse::<usize>().unwrap());
     for line in records.lines() {
@@ -115,7 +131,7 @@ fn bench_and_rescore_in(
         assert_eq!(record["mode"], mode);
         assert_eq!(record["category"], category);
         assert!(record["tokens"]["prompt"].as_u64().unwrap() > 0);
-        if category.starts_with("multi_turn") {
+        if category.starts_with("multi_turn") || category.starts_with("memory") {
             // BFCL's layout: a list per turn of the step replies, at least one step.
             let turns = record["result"].as_array().expect("a list of turns");
             assert!(turns[0].as_array().is_some_and(|steps| !steps.is_empty()));
@@ -132,6 +148,15 @@ fn bench_and_rescore_in(
         .join(skilleval::bench::run::group_of(category))
         .join(format!("BFCL_v4_{category}_result.json"));
     assert!(result_file.is_file(), "{}", result_file.display());
+    if category.starts_with("memory") {
+        // The scenario's prerequisite conversations, in BFCL's file beside it, and the memory
+        // they saved.
+        let prereq = result_file.with_file_name(format!("BFCL_v4_{category}_prereq_result.json"));
+        let lines = std::fs::read_to_string(&prereq).unwrap();
+        assert_eq!(lines.lines().count(), 5, "{}", prereq.display());
+        let snapshot = result_file.with_file_name("memory_snapshot/notetaker_final.json");
+        assert!(snapshot.is_file(), "{}", snapshot.display());
+    }
 
     let rescored = stdout_of(&skilleval(&["bench", "score", run_dir.to_str().unwrap()]));
     assert_eq!(row_counts(&rescored, category), (n, correct), "{rescored}");
@@ -148,12 +173,30 @@ fn harness_mode_runs_and_its_results_rescore_the_same() {
 }
 
 /// The turns go through the real model and BFCL's own APIs (bfcl-eval, from `setup.sh --bfcl`).
+/// Entry 100 offers one API class (TradingBot), so its prompts are among the shortest.
 #[test]
 fn multi_turn_runs_and_its_results_rescore_the_same() {
-    bench_and_rescore_in("prompt", "multi_turn_base", 1, None, 16384);
+    let pick = Pick::Id("multi_turn_base_100");
+    bench_and_rescore_in("prompt", "multi_turn_base", pick, None, 16384);
+}
+
+/// Its last turn adds a held-out function.
+#[test]
+fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
+    let pick = Pick::Id("multi_turn_miss_func_100");
+    bench_and_rescore_in("harness", "multi_turn_miss_func", pick, Some(1), 16384);
+}
+
+/// A memory question after its scenario's prerequisite conversations (notetaker: five
+/// conversations, the shortest scenario), all through the real model and BFCL's memory.
+#[test]
+fn memory_runs_after_its_prerequisites_and_rescores_the_same() {
+    let pick = Pick::Id("memory_kv_130-notetaker-0");
+    bench_and_rescore_in("prompt", "memory_kv", pick, None, 8192);
 }
 
 #[test]
-fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
-    bench_and_rescore_in("harness", "multi_turn_miss_func", 1, Some(1), 16384);
+fn memory_harness_mode_runs_and_its_results_rescore_the_same() {
+    let pick = Pick::Id("memory_rec_sum_131-notetaker-1");
+    bench_and_rescore_in("harness", "memory_rec_sum", pick, Some(1), 8192);
 }

@@ -45,6 +45,7 @@ fn options(mode: Mode, output: &Path, repeats: u32, temperature: f32) -> BenchOp
         seed: 7,
         repeats,
         limit: None,
+        ids: Vec::new(),
         output_root: output.to_path_buf(),
         result_model: "scripted/model".into(),
         progress: false,

@@ -55,6 +55,7 @@ fn options(dir: &Path, mode: Mode) -> BenchOptions {
         seed: 1,
         repeats: 1,
         limit: None,
+        ids: Vec::new(),
         output_root: dir.to_path_buf(),
         result_model: "scripted".into(),
         progress: false,

@@ -265,6 +265,7 @@ fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
         seed: 1,
         repeats: 1,
         limit: None,
+        ids: Vec::new(),
         output_root: dir.path().to_path_buf(),
         result_model: "scripted".into(),
         progress: false,

@@ -226,6 +226,8 @@ pub struct BenchOptions {
     pub repeats: u32,
     /// Entries per category, as recorded in the summary.
     pub limit: Option<usize>,
+    /// Entries picked by id (`--ids`), as recorded in the summary.
+    pub ids: Vec<String>,
     /// Run folders go under this one.
     pub output_root: PathBuf,
     /// The model name of the BFCL result folder.
@@ -300,6 +302,9 @@ pub struct RunSummary {
     pub temperature: f32,
     pub max_tokens: u32,
     pub limit: Option<usize>,
+    /// The entries picked by id, when `--ids` picked them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ids: Vec<String>,
     /// Entries run at once; batches depend on it (see docs/throughput.md).
     #[serde(default = "one")]
     pub parallel: usize,
@@ -510,6 +515,7 @@ pub fn run(
         temperature: options.sampling.temperature,
         max_tokens: options.max_tokens,
         limit: options.limit,
+        ids: options.ids.clone(),
         parallel: options.parallel.max(1),
         inference_errors: all_outcomes
             .iter()

@@ -201,6 +201,7 @@ impl BenchRunArgs {
             seed: self.seed,
             repeats: self.repeats,
             limit: self.limit,
+            ids: self.ids.clone(),
             output_root: self.output.clone(),
             result_model: self.result_model.clone().unwrap_or_default(),
             progress: std::io::stderr().is_terminal(),
