@@ -87,6 +87,17 @@ impl Ran {
             seconds: self.metrics.prefill_secs + self.metrics.decode_secs,
         }
     }
+
+    /// The line of BFCL's result file, for a conversation that is not checked.
+    fn result_line(self, id: &str) -> ResultLine {
+        ResultLine {
+            id: id.to_string(),
+            result: self.result,
+            input_token_count: Some(self.metrics.prompt_tokens.into()),
+            output_token_count: Some(self.metrics.generated_tokens.into()),
+            latency: Some(self.metrics.prefill_secs + self.metrics.decode_secs),
+        }
+    }
 }
 
 /// How one conversation reaches the model and BFCL's helper.
@@ -120,10 +131,12 @@ pub fn multi_turn_entry(
         None => Err(anyhow::anyhow!("no BFCL helper")),
     }
     .unwrap_or_else(|error| {
-        CheckResult::fail(
-            "multi_turn:inference_error",
-            format!("BFCL's checker could not run: {error:#}"),
-        )
+        // Named as BFCL's evaluator names an unusable result of the entry's kind.
+        let kind = match multi_turn.scenario {
+            Some(_) => "agentic:inference_error",
+            None => "multi_turn:inference_error",
+        };
+        CheckResult::fail(kind, format!("BFCL's checker could not run: {error:#}"))
     });
     ran.outcome(entry, options, conduct.mode, check)
 }
@@ -143,10 +156,7 @@ pub fn memory_prerequisite(
             .end(&entry.id, ran.inference_error.is_none())
             .with_context(|| format!("saving the memory of {}", entry.id))?;
     }
-    let unchecked = CheckResult::fail("memory:prerequisite", "not scored");
-    Ok(ran
-        .outcome(entry, options, conduct.mode, unchecked)
-        .result_line())
+    Ok(ran.result_line(&entry.id))
 }
 
 fn run_conversation(

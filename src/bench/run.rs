@@ -191,7 +191,8 @@ pub fn group_of(category: &str) -> &'static str {
     } else if let Some(backend) = memory_backend(category) {
         match backend {
             "kv" => "agentic/memory/kv",
-            _ => "agentic/memory/rec_sum",
+            "rec_sum" => "agentic/memory/rec_sum",
+            other => unreachable!("memory backend {other} has no result folder"),
         }
     } else if category.contains("live") && !category.contains("non_live") {
         "live"

@@ -27,8 +27,7 @@ pub const EXAMPLES: &str = "Examples:
 
 const RUN_EXAMPLES: &str = "Examples:
   skilleval bench run --bfcl simple_python --limit 20
-  skilleval bench run --bfcl multiple --mode harness --call-format json-tag
-  skilleval bench run --bfcl memory_kv --ids memory_kv_130-notetaker-0
+  skilleval bench run --bfcl memory_kv --ids memory_kv_130-notetaker-0 --mode harness
   skilleval bench run --corpus mine.jsonl --answers mine-answers.jsonl --category-name simple";
 
 const SCORE_EXAMPLES: &str = "Examples:
