@@ -100,6 +100,16 @@ impl Family {
         }
     }
 
+    /// What a reply written right after a rendered prompt starts with: the transcript's
+    /// `Assistant:` is followed by a space, as every earlier turn of it shows; the chat formats
+    /// open the reply on a new line of their own.
+    pub fn reply_lead(self) -> &'static str {
+        match self {
+            Family::Transcript => " ",
+            _ => "",
+        }
+    }
+
     /// Strings that end the model's turn, for use as stop strings.
     pub fn end_of_turn(self) -> &'static [&'static str] {
         match self {

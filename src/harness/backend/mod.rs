@@ -171,10 +171,82 @@ pub struct BackendInfo {
     pub cpu_features: Option<String>,
 }
 
+/// A text to score after a prompt: how likely the run's sampler is to write it, token by token.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreRequest {
+    /// The rendered prompt, as a `GenRequest` carries it.
+    pub prompt: String,
+    /// Where the chat template's markers are in `prompt` (`GenRequest::markers`).
+    pub markers: Vec<(usize, usize)>,
+    /// The text whose probability is read, as the model would write it right after `prompt`.
+    pub continuation: String,
+    /// The sampler whose probabilities are read (the seed plays no part).
+    pub sampling: Sampling,
+}
+
+/// One token of a scored continuation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenScore {
+    /// The token's text.
+    pub piece: String,
+    /// Byte offset in the continuation where the token ends.
+    pub end: usize,
+    /// Its probability under the request's sampler: 0 when top-k or top-p cut it.
+    pub probability: f64,
+    /// Its probability under the softmax at the request's temperature over the whole
+    /// vocabulary (at temperature 0, at 1): never 0, so a ratio of two is always defined.
+    pub likelihood: f64,
+}
+
+/// A continuation's tokens, each with the probability the sampler gives it after the prompt
+/// and the tokens before it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContinuationScore {
+    pub tokens: Vec<TokenScore>,
+    pub prompt_tokens: u32,
+    /// Prompt tokens whose KV entries were reused from an earlier request.
+    pub cached_prompt_tokens: u32,
+    pub secs: f64,
+}
+
+impl ContinuationScore {
+    /// The probability of the tokens that end at or before byte `end` of the continuation.
+    pub fn probability_through(&self, end: usize) -> f64 {
+        self.tokens
+            .iter()
+            .take_while(|t| t.end <= end)
+            .map(|t| t.probability)
+            .product()
+    }
+
+    /// The probability of the whole continuation.
+    pub fn probability(&self) -> f64 {
+        self.tokens.iter().map(|t| t.probability).product()
+    }
+
+    /// The likelihood of the whole continuation (`TokenScore::likelihood`).
+    pub fn likelihood(&self) -> f64 {
+        self.tokens.iter().map(|t| t.likelihood).product()
+    }
+}
+
+/// Why a backend without prompt probabilities cannot score.
+pub fn cannot_score(name: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{name} gives no probabilities of a prompt's tokens, so it cannot score; score with the model in this process (--backend llama)"
+    )
+}
+
 pub trait Backend {
     fn family(&self) -> Family;
     fn info(&self) -> BackendInfo;
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation>;
+
+    /// The probability of `request.continuation` after its prompt under its sampler, token by
+    /// token, without generating. Backends that cannot read those probabilities refuse.
+    fn score(&mut self, _request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+        Err(cannot_score(&self.info().name))
+    }
 
     /// Another handle on the same model for another thread, when the backend serves several
     /// callers at once (see `batched`); `None` when it serves one.
@@ -237,6 +309,10 @@ impl<B: LendsBackend> Backend for WithFamily<B> {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         self.inner.backend_mut().generate(request)
+    }
+
+    fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+        self.inner.backend_mut().score(request)
     }
 
     fn engine_stats(&self) -> Option<EngineStats> {

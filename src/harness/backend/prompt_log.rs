@@ -13,7 +13,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use serde_json::json;
 
-use super::{Backend, BackendInfo, EngineStats, GenRequest, Generation, LendsBackend};
+use super::{
+    Backend, BackendInfo, ContinuationScore, EngineStats, GenRequest, Generation, LendsBackend,
+    ScoreRequest,
+};
 use crate::harness::template::Family;
 
 /// The file the lines go to, shared by every handle, and the next client number.
@@ -82,6 +85,10 @@ impl<B: LendsBackend> Backend for PromptLog<B> {
         let mut out = self.sink.out.lock().expect("prompt log lock");
         writeln!(out, "{line}").context("--prompt-log: writing the file")?;
         Ok(generation)
+    }
+
+    fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+        self.inner.backend_mut().score(request)
     }
 
     fn engine_stats(&self) -> Option<EngineStats> {

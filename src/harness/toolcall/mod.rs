@@ -15,6 +15,18 @@ pub enum CallFormat {
     PythonList,
 }
 
+impl CallFormat {
+    /// The text every call of this format opens with: a reply that does not begin with it
+    /// makes no call in its first words.
+    pub fn opener(self) -> &'static str {
+        match self {
+            CallFormat::Markup => "<function=",
+            CallFormat::JsonTag => "<tool_call>",
+            CallFormat::PythonList => "[",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RepairKind {
