@@ -30,7 +30,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::corpus::Sample;
-use super::judge::{self, Check, Law};
+use super::judge::{self, Check};
 use super::pack::Pack;
 use super::replay::{self, LiveServices, RecordMode};
 use crate::harness::agent::fit_tool_output;
@@ -474,82 +474,111 @@ fn passes_somehow(
     Err(closest.unwrap_or_default())
 }
 
+/// The call the sample's applicable `argument_equals_field` laws ask for: the first such law's
+/// tool with every argument those laws ask of it, each the sample's field as written (so that a
+/// tool keyed by several arguments gets them all in one call).
+pub fn law_reference_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
+    let asked = asked_arguments(pack, sample);
+    let (tool, _, _) = asked.first()?.clone();
+    let mut arguments = Map::new();
+    for (law_tool, argument, value) in asked {
+        if law_tool == tool && !arguments.contains_key(&argument) {
+            arguments.insert(argument, Value::String(value));
+        }
+    }
+    Some(CaseCall {
+        tool,
+        arguments,
+        result: None,
+    })
+}
+
+/// The (tool, argument, sample's value) of every applicable `argument_equals_field` law whose
+/// field the sample has.
+fn asked_arguments(pack: &Pack, sample: &Sample) -> Vec<(String, String, String)> {
+    pack.laws
+        .iter()
+        .filter(|law| judge::applies(law, &sample.category, &sample.fields))
+        .filter_map(|law| match law.check() {
+            Check::ArgumentEqualsField {
+                tool,
+                argument,
+                field,
+                ..
+            } => field_text(sample, field).map(|value| (tool.clone(), argument.clone(), value)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A sample's field as text (a string as written, another value as JSON); `None` when absent
+/// or null.
+fn field_text(sample: &Sample, field: &str) -> Option<String> {
+    sample.fields.get(field).and_then(|v| match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    })
+}
+
+/// The replies `check` tries after a reference call whose result is `result`: one that names
+/// the place (the field of the first applicable `reply_contains` law, else the call's values)
+/// and restates the result's lines on one line, and "I could not find X.".
+pub fn built_reference_replies(pack: &Pack, sample: &Sample, result: &str) -> Vec<String> {
+    let Some(call) = law_reference_call(pack, sample) else {
+        return Vec::new();
+    };
+    let values: Vec<String> = call
+        .arguments
+        .values()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let asked = values.join(" ");
+    let named = pack
+        .laws
+        .iter()
+        .filter(|law| judge::applies(law, &sample.category, &sample.fields))
+        .find_map(|law| match law.check() {
+            Check::ReplyContains {
+                field: Some(field), ..
+            } => field_text(sample, field),
+            _ => None,
+        })
+        .unwrap_or_else(|| asked.clone());
+    let facts: Vec<&str> = result
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    vec![
+        format!("{named}: {}.", facts.join("; ")),
+        format!("I could not find {asked}."),
+    ]
+}
+
 /// Reference replies from the pack's own laws: the call its applicable `argument_equals_field`
 /// laws ask for (each argument the sample's value as written), then a reply that
 /// names the place (the field of its first applicable `reply_contains` law) and restates the
 /// result's lines on one line, or "I could not find X."; and a plain answer with no call.
 fn built_references(pack: &Pack, replayer: &Replayer, sample: &Sample) -> Vec<Reference> {
-    let applicable: Vec<&Law> = pack
-        .laws
-        .iter()
-        .filter(|law| judge::applies(law, &sample.category, &sample.fields))
-        .collect();
-    let text_of = |field: &str| {
-        sample.fields.get(field).and_then(|v| match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
-    };
     let mut references = vec![Reference {
         calls: Vec::new(),
         reply: "Here is my answer to that.".into(),
     }];
-    // Every argument the `argument_equals_field` laws ask of the first such law's tool, so that
-    // a tool keyed by several arguments (base and quote) gets them all in one call.
-    let asked_of = |law: &&Law| match law.check() {
-        Check::ArgumentEqualsField {
-            tool,
-            argument,
-            field,
-            ..
-        } => text_of(field).map(|value| (tool.clone(), argument.clone(), value)),
-        _ => None,
-    };
-    let Some((tool, _, _)) = applicable.iter().find_map(asked_of) else {
+    let Some(call) = law_reference_call(pack, sample) else {
         return references;
     };
-    let mut arguments = Map::new();
-    let mut values = Vec::new();
-    for (law_tool, argument, value) in applicable.iter().filter_map(asked_of) {
-        if law_tool == tool && !arguments.contains_key(&argument) {
-            arguments.insert(argument, Value::String(value.clone()));
-            values.push(value);
-        }
-    }
-    let call = CaseCall {
-        tool,
-        arguments,
-        result: None,
-    };
-    let asked = values.join(" ");
-    let named = applicable
-        .iter()
-        .find_map(|law| match law.check() {
-            Check::ReplyContains {
-                field: Some(field), ..
-            } => text_of(field),
-            _ => None,
-        })
-        .unwrap_or_else(|| asked.clone());
     let result = replayer
         .transcript(std::slice::from_ref(&call), "", StopReason::Answered)
         .calls()
         .next()
         .map(|c| c.result.clone())
         .unwrap_or_default();
-    let facts: Vec<&str> = result
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    references.push(Reference {
-        calls: vec![call.clone()],
-        reply: format!("{named}: {}.", facts.join("; ")),
-    });
-    references.push(Reference {
-        calls: vec![call],
-        reply: format!("I could not find {asked}."),
-    });
+    for reply in built_reference_replies(pack, sample, &result) {
+        references.push(Reference {
+            calls: vec![call.clone()],
+            reply,
+        });
+    }
     references
 }
