@@ -17,6 +17,7 @@ mod lint;
 mod merge;
 mod report;
 mod run;
+mod score;
 mod stamp;
 
 pub use args::{default_parallel, BackendArgs, BackendKind, ModelArgs, ParallelArgs, RecordWhat};
@@ -49,6 +50,11 @@ pub enum Command {
     /// Compare a skill's baseline wording with a variant over a pack's corpus
     #[command(after_long_help = run::EXAMPLES)]
     Run(Box<run::RunArgs>),
+    /// Score each wording in seconds: the model's probability of every sample's reference step
+    /// (the call as written, no call where none is needed, the answer from the result) under
+    /// the run's own sampler, per category and step, against the baseline and the control
+    #[command(after_long_help = score::EXAMPLES)]
+    Score(Box<score::ScoreArgs>),
     /// Judge a pack's hand-labelled cases (judge-cases.jsonl) with its laws, print every
     /// disagreement, and check that every corpus sample has a reply that passes
     #[command(after_long_help = check::EXAMPLES)]
@@ -94,6 +100,7 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Chat(args) => chat::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Run(args) => run::run(*args),
+        Command::Score(args) => score::run(*args),
         Command::Check(args) => check::run(args),
         Command::Report(args) => report::run(args),
         Command::Compare(args) => compare::run(args),

@@ -264,6 +264,9 @@ fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> a
         if let Some(note) = report::pinned::uncalled_note(&result.entries, &offered) {
             println!("{note}");
         }
+        if let Some(note) = report::pinned::rare_call_note(&result.entries, &offered) {
+            println!("{note}");
+        }
         print!(
             "{}",
             report::gaps::terminal(
@@ -331,7 +334,7 @@ fn prepared_baseline_note(result: &runner::RunResult) -> Option<String> {
 }
 
 /// The variant files `--variant` names, in order: a folder stands for its `.md` files by name.
-fn variant_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(super) fn variant_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for path in given {
         if !path.is_dir() {

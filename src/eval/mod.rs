@@ -19,6 +19,7 @@ pub mod report;
 pub mod request;
 pub mod reuse;
 pub mod runner;
+pub mod score;
 pub mod shard;
 pub mod stamp;
 pub mod stats;

@@ -102,7 +102,7 @@ fn figures(row: &Row, wording: &Comparison) -> String {
 }
 
 /// Text for XML content and attribute values; characters XML 1.0 forbids become U+FFFD.
-fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -21,7 +21,7 @@ pub mod gaps;
 pub mod html;
 pub mod junit;
 mod markdown;
-mod markup;
+pub(crate) mod markup;
 pub mod pairs;
 pub mod pinned;
 mod summary_files;
@@ -661,7 +661,7 @@ fn points(delta: f64, digits: usize) -> String {
 }
 
 /// A p-value without its leading zero: three decimals below 0.1, two above, "1" for 1.
-fn p_value(p: f64) -> String {
+pub(crate) fn p_value(p: f64) -> String {
     let text = if p < 0.001 {
         return "<.001".to_string();
     } else if p < 0.1 {

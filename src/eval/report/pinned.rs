@@ -86,3 +86,37 @@ pub fn uncalled_note(entries: &[JournalEntry], offered: &[&str]) -> Option<Strin
         )
     })
 }
+
+/// Below this share of the baseline's units calling a tool, sampled rates see little.
+const RARE_CALLS: f64 = 0.1;
+
+/// One note for a tool the baseline called rarely (but for tools it never called, which
+/// [`uncalled_note`] names): sampled pass rates that low hide most changes a wording makes,
+/// and `skilleval score` reads the probabilities instead.
+pub fn rare_call_note(entries: &[JournalEntry], offered: &[&str]) -> Option<String> {
+    let baseline: Vec<&JournalEntry> = entries
+        .iter()
+        .filter(|e| e.arm == crate::eval::arm::Arm::Baseline)
+        .collect();
+    if baseline.is_empty() {
+        return None;
+    }
+    let rare: Vec<String> = offered
+        .iter()
+        .filter_map(|tool| {
+            let called = baseline
+                .iter()
+                .filter(|e| e.transcript.calls().any(|c| c.name == *tool))
+                .count();
+            let share = called as f64 / baseline.len() as f64;
+            (called > 0 && share < RARE_CALLS)
+                .then(|| format!("{tool} in {called} of {} units", baseline.len()))
+        })
+        .collect();
+    (!rare.is_empty()).then(|| {
+        format!(
+            "note: the baseline called {}: sampled rates this low hide most changes of wording; `skilleval score` reads the model's probability of each step instead, with no repeats (docs/score.md)",
+            rare.join(", ")
+        )
+    })
+}

@@ -1,0 +1,153 @@
+//! `skilleval score`: each wording judged in seconds by the model's probability of the
+//! reference steps, the table on stdout, the score folder under `--output`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::{BackendArgs, ModelArgs, ModelSource};
+use super::run::{variant_files, FailOn, EXIT_WORSE};
+use crate::eval::pack::Pack;
+use crate::eval::runner::{self, RunOptions};
+use crate::eval::score::{self, report, rows};
+
+pub const EXAMPLES: &str = "Examples:
+  skilleval score --pack weather --variant packs/weather/variants/b.md
+  skilleval score --pack weather --variant packs/weather/variants/  # every wording in the folder
+  skilleval score --pack packs/trains --variant new.md --fail-on worse --junit score.xml";
+
+#[derive(Args, Debug)]
+pub struct ScoreArgs {
+    /// Pack name (packs/<name>) or path to a pack folder or pack.toml
+    #[arg(long)]
+    pub pack: String,
+    /// A SKILL.md (or a body alone) laid over the skill under test; repeat it, or name a
+    /// folder of .md files, to score several wordings against one baseline (none: the baseline
+    /// scored twice, an A/A that must read exactly ×1)
+    #[arg(long)]
+    pub variant: Vec<PathBuf>,
+    /// Baseline skills tree instead of the pack's own
+    #[arg(long)]
+    pub skills_dir: Option<PathBuf>,
+    /// Another corpus of the same shape
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
+    /// Score only these categories (repeatable, or several separated by commas)
+    #[arg(long, value_delimiter = ',')]
+    pub category: Vec<String>,
+    /// Score at most N samples, taking categories in turn
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Sampling temperature whose probabilities are read (default: the pack's)
+    #[arg(long)]
+    pub temperature: Option<f32>,
+    /// The sampler's top-k (default: the pack's); a token outside it has probability 0
+    #[arg(long)]
+    pub top_k: Option<i32>,
+    /// The sampler's top-p (default: the pack's); a token outside the nucleus has probability 0
+    #[arg(long)]
+    pub top_p: Option<f32>,
+    /// The margin of practical change, as a ratio: a row whose geometric-mean ratio lies
+    /// within ×1/M … ×M is no material change however precise
+    #[arg(long, default_value_t = rows::DEFAULT_MARGIN, value_parser = parse_margin)]
+    pub margin: f64,
+    /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
+    #[arg(long)]
+    pub no_control: bool,
+    /// Where score folders go
+    #[arg(long, default_value = "output")]
+    pub output: PathBuf,
+    /// Print the summary as JSON on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Exit with code 3 when a wording's row is worse
+    #[arg(long)]
+    pub fail_on: Option<FailOn>,
+    /// Also write JUnit XML here: one test case per row of each wording, failed when worse
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub backend: BackendArgs,
+}
+
+fn parse_margin(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(m) if m.is_finite() && m >= 1.0 => Ok(m),
+        _ => Err(format!(
+            "{text:?} is not a margin: give a ratio of 1 or more, e.g. 1.5"
+        )),
+    }
+}
+
+/// `skilleval score` as a pipeline: arguments → the pack, variants and references checked →
+/// the model loaded → every (arm, sample) scored → the folder, the table and the exit code.
+pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
+    if let Some(path) = &args.junit {
+        super::args::check_output_file("--junit", path)?;
+    }
+    let source = args.backend.source(&args.model)?;
+    if let ModelSource::Server(options) = &source {
+        anyhow::bail!(
+            "--backend openai ({}): score reads the probability of every token of a prompt's reference step, which an OpenAI-compatible completion does not return; score with the model in this process (--backend llama --model FILE.gguf)",
+            options.endpoint
+        );
+    }
+    let mut pack = Pack::load(&args.pack)?;
+    if args.model.family.is_some() {
+        pack.chat_format = None;
+    }
+    let variants = variant_files(&args.variant)?;
+    let mut opts = RunOptions::new(pack);
+    let mut files = variants.into_iter();
+    opts.variant = files.next();
+    opts.more_variants = files.collect();
+    opts.skills_dir = args.skills_dir;
+    opts.corpus = args.corpus;
+    opts.repeats = 1;
+    opts.categories = args.category;
+    opts.limit = args.limit;
+    opts.temperature = args.temperature;
+    opts.top_k = args.top_k;
+    opts.top_p = args.top_p;
+    opts.output_root = args.output;
+    opts.control = !args.no_control;
+    let prepared = runner::prepare(&opts)?;
+    let references = score::references(&prepared)?;
+    if references.is_empty() {
+        anyhow::bail!(
+            "{}: no sample has a reference step: give the laws an `argument_equals_field`, `tool_called` or `tool_not_called` law that applies, or samples a `reference_call` field (docs/score.md)",
+            prepared.opts.pack.file.display()
+        );
+    }
+    let mut model = source.open(1)?;
+    let summary_and_steps = match prepared.opts.pack.chat_format {
+        Some(family) => score::score(
+            &mut crate::harness::backend::WithFamily::new(model.backend(), family),
+            &prepared,
+            &references,
+            args.margin,
+            true,
+        )?,
+        None => score::score(model.backend(), &prepared, &references, args.margin, true)?,
+    };
+    let (summary, steps) = summary_and_steps;
+    let (id, dir) = score::new_folder(&prepared.opts.output_root, &prepared.opts.pack.name)?;
+    score::write_folder(&dir, &summary, &steps)?;
+    if let Some(path) = &args.junit {
+        std::fs::write(path, report::junit(&summary, &id))
+            .map_err(|e| anyhow::anyhow!("--junit {}: cannot write: {e}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", report::terminal(&summary));
+        println!("score {id} → {}", dir.display());
+    }
+    Ok(if args.fail_on.is_some() && report::any_worse(&summary) {
+        EXIT_WORSE
+    } else {
+        0
+    })
+}

@@ -1,0 +1,225 @@
+//! `skilleval score`: each wording judged by the probability of the behaviour it asks for. For
+//! every sample and arm, the harness renders the prompt of each round as a run would, and the
+//! model's probability of the sample's reference step (the call with its arguments as written,
+//! no call where none is needed, the answer after the recorded result) is read under the run's
+//! own sampler, with no decoding and no repeats: the expectation of what a sampled run draws
+//! once per repeat (docs/score.md, decision 022).
+
+pub mod forcing;
+pub mod measure;
+pub mod reference;
+pub mod report;
+pub mod rows;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::eval::arm::Arm;
+use crate::eval::law_cases::{self, Replayer};
+use crate::eval::record::manifest::variant_label;
+use crate::eval::runner::Prepared;
+use crate::exec::run_id::{new_run_id, unused_run_id};
+use crate::harness::backend::{Backend, Sampling};
+
+use measure::{StepScore, Unscored};
+use reference::Reference;
+use rows::ScoreComparison;
+
+/// The files of a score folder.
+pub const STEPS_FILE: &str = "steps.jsonl";
+pub const SUMMARY_FILE: &str = "score.json";
+pub const REPORT_MD: &str = "report.md";
+pub const REPORT_HTML: &str = "report.html";
+
+/// What a scored run found, as `score.json` keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScoreSummary {
+    pub pack: String,
+    pub model: Option<String>,
+    pub sampling: Sampling,
+    /// The margin of practical change, as a ratio.
+    pub margin: f64,
+    pub variants: Vec<String>,
+    pub control: bool,
+    pub samples: usize,
+    /// Samples with no reference step (neither their fields nor the laws say what to do).
+    pub without_reference: Vec<String>,
+    /// (sample, arm) pairs the loop could not score, with why.
+    pub unscored: Vec<Unscored>,
+    pub comparisons: Vec<ScoreComparison>,
+    pub prompt_tokens: u64,
+    pub cached_prompt_tokens: u64,
+    pub secs: f64,
+}
+
+/// A finished score: its summary, every step, and where it was written.
+pub struct ScoreRun {
+    pub summary: ScoreSummary,
+    pub steps: Vec<StepScore>,
+    pub id: String,
+    pub dir: PathBuf,
+}
+
+/// Each sample's reference steps, from its fields, the laws and the judge cases. Checked before
+/// the model loads.
+pub fn references(prepared: &Prepared) -> anyhow::Result<Vec<(usize, Reference)>> {
+    let pack = &prepared.opts.pack;
+    let replayer = Replayer::new(pack)?;
+    let cases_path = pack.dir.join(law_cases::CASES_FILE);
+    let cases = if cases_path.is_file() {
+        let corpus = pack.corpus(prepared.opts.corpus.as_deref())?;
+        law_cases::load_cases(&cases_path, pack, &corpus)?
+    } else {
+        Vec::new()
+    };
+    let corpus_path = prepared
+        .opts
+        .corpus
+        .clone()
+        .unwrap_or(pack.corpus_path.clone());
+    let mut out = Vec::new();
+    for (i, sample) in prepared.samples.iter().enumerate() {
+        let found = reference::reference(pack, &replayer, &cases, sample)
+            .map_err(|e| anyhow::anyhow!("{}:{}: {e}", corpus_path.display(), sample.line))?;
+        if let Some(r) = found {
+            out.push((i, r));
+        }
+    }
+    Ok(out)
+}
+
+/// The arms a score compares, in the order they are scored: the control (unless turned off),
+/// the baseline, each variant.
+fn arms(prepared: &Prepared) -> Vec<Arm> {
+    let mut arms = Vec::new();
+    if prepared.opts.control {
+        arms.push(Arm::Control);
+    }
+    arms.push(Arm::Baseline);
+    arms.extend((0..prepared.arms.variant_count()).map(Arm::variant));
+    arms
+}
+
+/// The labels of the variants (`A/A` names the baseline scored a second time).
+pub fn variant_labels(prepared: &Prepared) -> Vec<String> {
+    if prepared.arms.aa {
+        return vec!["baseline again (A/A)".into()];
+    }
+    prepared
+        .opts
+        .variant
+        .iter()
+        .chain(&prepared.opts.more_variants)
+        .map(|p| variant_label(p))
+        .collect()
+}
+
+/// Scores every (arm, sample) on `backend`, arm by arm so that each arm's shared prefix is
+/// computed once, and compares the arms.
+pub fn score(
+    backend: &mut dyn Backend,
+    prepared: &Prepared,
+    references: &[(usize, Reference)],
+    margin: f64,
+    progress: bool,
+) -> anyhow::Result<(ScoreSummary, Vec<StepScore>)> {
+    let started = Instant::now();
+    let pack = &prepared.opts.pack;
+    let arms = arms(prepared);
+    let mut steps = Vec::new();
+    let mut unscored = Vec::new();
+    let total = arms.len() * references.len();
+    let mut done = 0;
+    let (mut prompt_tokens, mut cached) = (0u64, 0u64);
+    for &arm in &arms {
+        let tree = prepared.arms.tree(arm);
+        for (index, reference) in references {
+            let sample = &prepared.samples[*index];
+            match measure::score_sample(
+                backend,
+                pack,
+                tree,
+                &prepared.registry,
+                sample,
+                arm,
+                reference,
+                prepared.sampling,
+            ) {
+                Ok(scored) => {
+                    steps.extend(scored.steps);
+                    prompt_tokens += scored.prompt_tokens;
+                    cached += scored.cached_prompt_tokens;
+                }
+                Err(why) => unscored.push(why),
+            }
+            done += 1;
+            if progress {
+                eprint!("\rscoring {done}/{total} (arm {})   ", arm.name());
+            }
+        }
+    }
+    if progress && total > 0 {
+        eprintln!();
+    }
+    if !unscored.is_empty() && steps.is_empty() {
+        anyhow::bail!(
+            "no step could be scored; the first sample said: {}",
+            unscored[0].why
+        );
+    }
+    let variants = variant_labels(prepared);
+    let comparisons = rows::comparisons(&steps, &variants, prepared.opts.control, margin);
+    let scored: std::collections::BTreeSet<usize> = references.iter().map(|(i, _)| *i).collect();
+    let summary = ScoreSummary {
+        pack: pack.name.clone(),
+        model: backend.info().model_name,
+        sampling: prepared.sampling,
+        margin,
+        variants,
+        control: prepared.opts.control,
+        samples: references.len(),
+        without_reference: prepared
+            .samples
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !scored.contains(i))
+            .map(|(_, s)| s.id.clone())
+            .collect(),
+        unscored,
+        comparisons,
+        prompt_tokens,
+        cached_prompt_tokens: cached,
+        secs: started.elapsed().as_secs_f64(),
+    };
+    Ok((summary, steps))
+}
+
+/// A new score folder under `output_root`, named after the pack.
+pub fn new_folder(output_root: &Path, pack: &str) -> anyhow::Result<(String, PathBuf)> {
+    let id = unused_run_id(output_root, &new_run_id(&format!("{pack}-score")));
+    let dir = output_root.join(&id);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("{}: cannot create the score folder", dir.display()))?;
+    Ok((id, dir))
+}
+
+/// Writes the steps, the summary and both reports into `dir`.
+pub fn write_folder(dir: &Path, summary: &ScoreSummary, steps: &[StepScore]) -> anyhow::Result<()> {
+    let mut lines = String::new();
+    for step in steps {
+        lines.push_str(&serde_json::to_string(step)?);
+        lines.push('\n');
+    }
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))
+    };
+    write(STEPS_FILE, &lines)?;
+    write(SUMMARY_FILE, &serde_json::to_string_pretty(summary)?)?;
+    write(REPORT_MD, &report::markdown(summary))?;
+    write(REPORT_HTML, &report::html(summary))?;
+    Ok(())
+}
