@@ -161,3 +161,39 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
             .is_none()
     );
 }
+
+/// A tool the baseline called in one unit of many is named with a pointer to `score`.
+#[test]
+fn a_tool_the_baseline_rarely_called_points_to_score() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let out = tempfile::tempdir().unwrap();
+    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+    let samples = pack.corpus(None).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.repeats = 2;
+    opts.control = false;
+    opts.output_root = out.path().to_path_buf();
+    // The baseline's first unit calls; every other unit answers without a call.
+    let calls_left = std::cell::Cell::new(1);
+    let replies = script_for(&samples, 2, false, true, 0, |_, arm| {
+        if arm == skilleval::eval::arm::Arm::Baseline && calls_left.get() > 0 {
+            calls_left.set(0);
+            vec![
+                call("station_reading", "station", "Oslo Blindern"),
+                "No reading.".into(),
+            ]
+        } else {
+            vec!["I cannot say.".into()]
+        }
+    });
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let result = runner::run(&mut backend, &opts).unwrap();
+    let note =
+        skilleval::eval::report::pinned::rare_call_note(&result.entries, &["station_reading"])
+            .expect("a note");
+    assert!(
+        note.contains(&format!("station_reading in 1 of {}", 2 * samples.len())),
+        "{note}"
+    );
+    assert!(note.contains("skilleval score"), "{note}");
+}

@@ -81,7 +81,7 @@ pub fn uncalled_note(entries: &[JournalEntry], offered: &[&str]) -> Option<Strin
     let uncalled = uncalled_tools(entries, offered);
     (!entries.is_empty() && !uncalled.is_empty()).then(|| {
         format!(
-            "warning: the model called {} in no unit of any arm; a small model often calls a tool only after a worked call in the skill (an `example` block, docs/harness.md)",
+            "warning: the model called {} in no unit of any arm; a small model often calls a tool only after a worked call in the skill (an `example` block, docs/harness.md), and `skilleval score` reads the probability of the call where no unit makes one (docs/score.md)",
             uncalled.join(", ")
         )
     })

@@ -31,6 +31,11 @@ use crate::harness::toolcall::grammar::CallGrammar;
 /// prefill would use: reuse never changes the logits, and results do not depend on run order.
 pub(crate) const PREFILL_CHUNK: usize = 256;
 
+/// Scoring prefills in smaller chunks: its prompts share long prefixes that end at different
+/// places (an arm's system text, a sample's first round), and a smaller chunk recomputes less
+/// of each. Canonical all the same, so a score does not depend on the order it reads prompts in.
+const SCORE_CHUNK: usize = 32;
+
 #[derive(Debug, Clone)]
 pub struct LlamaOptions {
     pub model_path: PathBuf,
@@ -124,6 +129,8 @@ pub struct LlamaBackend {
     info: BackendInfo,
     /// Tokens whose KV entries sit in the cache, computed in canonical prefill chunks.
     cached: Vec<LlamaToken>,
+    /// The chunk size `cached` was computed in.
+    cached_chunk: usize,
     prefix_cache: bool,
 }
 
@@ -294,6 +301,7 @@ impl LlamaBackend {
             family,
             info,
             cached: Vec::new(),
+            cached_chunk: PREFILL_CHUNK,
             prefix_cache: options.prefix_cache,
         })
     }
@@ -311,6 +319,17 @@ impl LlamaBackend {
     /// Reuses the cached prefix where it is exact and prefills the rest in canonical chunks.
     /// Returns how many prompt tokens came from the cache.
     fn prefill(&mut self, tokens: &[LlamaToken]) -> anyhow::Result<usize> {
+        self.prefill_in(tokens, PREFILL_CHUNK)
+    }
+
+    /// [`Self::prefill`] in chunks of `chunk` tokens. A cache filled in chunks of another size
+    /// is dropped first: its entries were computed in other batches, so they are not the bits
+    /// this size's prefill would compute.
+    fn prefill_in(&mut self, tokens: &[LlamaToken], chunk: usize) -> anyhow::Result<usize> {
+        if self.cached_chunk != chunk {
+            self.cached.clear();
+            self.cached_chunk = chunk;
+        }
         let common = if self.prefix_cache {
             self.cached
                 .iter()
@@ -321,16 +340,16 @@ impl LlamaBackend {
             0
         };
         // Keep at least the last prompt token to compute: its logits start the generation.
-        let keep = ((common.min(tokens.len() - 1)) / PREFILL_CHUNK) * PREFILL_CHUNK;
+        let keep = ((common.min(tokens.len() - 1)) / chunk) * chunk;
         let keep = keep.min(self.cached.len());
         self.context
             .clear_kv_cache_seq(Some(0), Some(keep as u32), None)
             .map_err(|e| anyhow!("cache removal failed: {e}"))?;
         self.cached.truncate(keep);
-        let mut batch = LlamaBatch::new(PREFILL_CHUNK, 1);
+        let mut batch = LlamaBatch::new(chunk, 1);
         let mut pos = keep;
         while pos < tokens.len() {
-            let end = ((pos / PREFILL_CHUNK) + 1) * PREFILL_CHUNK;
+            let end = ((pos / chunk) + 1) * chunk;
             let end = end.min(tokens.len());
             batch.clear();
             for (i, token) in tokens[pos..end].iter().enumerate() {
@@ -341,7 +360,7 @@ impl LlamaBackend {
                 .decode(&mut batch)
                 .map_err(|e| anyhow!("prefill failed: {e}"))?;
             // Only whole chunks are canonical; a partial last chunk is recomputed next time.
-            if end - (end / PREFILL_CHUNK) * PREFILL_CHUNK == 0 {
+            if end % chunk == 0 {
                 self.cached.extend_from_slice(&tokens[pos..end]);
             }
             pos = end;
@@ -475,9 +494,10 @@ impl LlamaBackend {
                 prompt.len() + continuation.len()
             );
         }
-        let cached = self.prefill(&prompt)?;
+        let cached = self.prefill_in(&prompt, SCORE_CHUNK)?;
+        let last = prompt.len() - 1;
         let mut distributions = vec![self.sampler_distribution(
-            last_token_batch_index(prompt.len()),
+            (last % SCORE_CHUNK) as i32,
             &request.sampling,
             continuation[0],
         )];
