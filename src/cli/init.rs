@@ -167,7 +167,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
     println!(
         "  2. record the tools' answers: skilleval run --pack {out} --record gaps --repeats 1"
     );
-    println!("  3. write your wording as a variant and score it in seconds: skilleval score --pack {out} --variant my-wording.md");
+    println!("  3. write your wording as a variant and score it without repeats: skilleval score --pack {out} --variant my-wording.md");
     println!("     (its `calls` and `no_call` steps come from these laws; samples with the fields an `argument_equals_field` law reads, or a `reference_call`, add the arguments and the answer: docs/score.md)");
     println!("  4. confirm the chosen wording with a sampled run: skilleval run --pack {out} --variant my-wording.md");
     Ok(0)

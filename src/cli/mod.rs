@@ -50,7 +50,7 @@ pub enum Command {
     /// Compare a skill's baseline wording with a variant over a pack's corpus
     #[command(after_long_help = run::EXAMPLES)]
     Run(Box<run::RunArgs>),
-    /// Score each wording in seconds: the model's probability of every sample's reference step
+    /// Score each wording without repeats: the model's probability of every sample's reference step
     /// (the call as written, no call where none is needed, the answer from the result) under
     /// the run's own sampler, per category and step, against the baseline and the control
     #[command(after_long_help = score::EXAMPLES)]

@@ -1,4 +1,4 @@
-//! `skilleval score`: each wording judged in seconds by the model's probability of the
+//! `skilleval score`: each wording judged by the model's probability of the
 //! reference steps, the table on stdout, the score folder under `--output`.
 
 use std::path::PathBuf;

@@ -127,7 +127,7 @@ pub fn table(comparison: &ScoreComparison) -> String {
         "n",
         against_name(comparison),
         comparison.arm.name(),
-        "ratio [95% CI]",
+        "odds ratio [95% CI]",
         "up/down",
         "p (adj.)",
         "verdict",
@@ -181,7 +181,7 @@ pub fn terminal(summary: &ScoreSummary) -> String {
 
 fn footer(summary: &ScoreSummary) -> String {
     let mut out = format!(
-        "{} samples scored under temperature {}, top-k {}, top-p {}; ratios are geometric means over samples of each arm's probability of the reference step; verdicts need p (adj.) ≤ the family's level and a ratio beyond ×{:.2} (--margin).\n",
+        "{} samples scored under temperature {}, top-k {}, top-p {}; odds ratios are geometric means over samples of the reference step's odds in each arm; verdicts need p (adj.) ≤ the family's level and an odds ratio beyond ×{:.2} (--margin).\n",
         summary.samples,
         summary.sampling.temperature,
         summary.sampling.top_k,
@@ -226,7 +226,7 @@ pub fn markdown(summary: &ScoreSummary) -> String {
             headline(comparison)
         ));
         out.push_str(&format!(
-            "| step | category | n | {} | {} | ratio [95% CI] | up/down | p (adj.) | verdict |\n|---|---|---|---|---|---|---|---|---|\n",
+            "| step | category | n | {} | {} | odds ratio [95% CI] | up/down | p (adj.) | verdict |\n|---|---|---|---|---|---|---|---|---|\n",
             comparison.against.name(),
             comparison.arm.name()
         ));
@@ -268,7 +268,7 @@ pub fn html(summary: &ScoreSummary) -> String {
     out.push_str(&format!("<h1>Scored: {}</h1>", html_escape(&summary.pack)));
     for comparison in &summary.comparisons {
         out.push_str(&format!(
-            "<h2>{}</h2><p class=\"headline\">{}</p><table><tr><th>step</th><th>category</th><th>n</th><th>{}</th><th>{}</th><th>ratio [95% CI]</th><th>log scale, ×1/100 … ×100</th><th>p (adj.)</th><th>verdict</th></tr>",
+            "<h2>{}</h2><p class=\"headline\">{}</p><table><tr><th>step</th><th>category</th><th>n</th><th>{}</th><th>{}</th><th>odds ratio [95% CI]</th><th>log scale, ×1/100 … ×100</th><th>p (adj.)</th><th>verdict</th></tr>",
             html_escape(&comparison.name),
             html_escape(&headline(comparison)),
             comparison.against.name(),

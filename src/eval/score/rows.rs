@@ -1,6 +1,6 @@
 //! Scored steps into rows and verdicts: per step kind and per category, an arm against the arm
-//! it is compared with, each sample's log-ratio of the two probabilities, their mean as a
-//! geometric-mean ratio with a bootstrap interval (of the likelihoods, which are never 0; the
+//! it is compared with, each sample's log odds ratio of the two probabilities, their mean as a
+//! geometric-mean odds ratio with a bootstrap interval (of the likelihoods, which are never 0; the
 //! mean columns are the sampler's probabilities, the rates a sampled run would see), and one family-wise test over every row of
 //! the comparison (joint sign flips of whole samples, step-down min-P: the same procedure and
 //! error budget as a sampled run's rows, decision 015). A verdict needs both significance and a
@@ -60,7 +60,7 @@ pub struct ScoreRow {
     /// Mean probability of the step in the arm compared against, and in the arm.
     pub mean_against: f64,
     pub mean_arm: f64,
-    /// exp(mean per-sample log-ratio), and its interval.
+    /// exp(mean per-sample log odds ratio), and its interval.
     pub ratio: f64,
     pub ratio_low: f64,
     pub ratio_high: f64,
@@ -146,7 +146,13 @@ pub fn compare(
     // Totals first, then categories, each in step order.
     let mut keys: Vec<(StepKind, Option<String>)> = by_row.keys().cloned().collect();
     keys.sort_by(|x, y| (x.1.is_some(), &x.1, x.0).cmp(&(y.1.is_some(), &y.1, y.0)));
-    let log_ratio = |a: (f64, f64), b: (f64, f64)| b.1.max(FLOOR).ln() - a.1.max(FLOOR).ln();
+    // The log of the odds ratio: near 0 it is the log-ratio of the probabilities, and near 1
+    // it sees a fall from 92% to 69% as large as a rise from 16% to 51% in the complement.
+    let log_odds = |l: f64| {
+        let l = l.clamp(FLOOR, 1.0 - 1e-12);
+        l.ln() - (1.0 - l).ln()
+    };
+    let log_ratio = |a: (f64, f64), b: (f64, f64)| log_odds(b.1) - log_odds(a.1);
     let matrix: Vec<Vec<f64>> = keys
         .iter()
         .map(|key| {
@@ -319,10 +325,22 @@ mod tests {
     #[test]
     fn a_uniform_drop_beyond_the_margin_is_worse_and_a_rise_better() {
         let row = total(&planted(20, 0.1, |_| 0.3));
-        assert!((row.ratio - 0.3).abs() < 1e-9, "{row:?}");
+        // Probabilities ×0.3 from 10–13%: odds ×0.27–0.28.
+        assert!(row.ratio > 0.26 && row.ratio < 0.29, "{row:?}");
         assert_eq!(row.verdict, ScoreVerdict::Worse);
         let row = total(&planted(20, 0.01, |_| 4.0));
         assert_eq!(row.verdict, ScoreVerdict::Better);
+    }
+
+    #[test]
+    fn a_fall_near_certainty_counts_as_much_as_the_rise_of_its_complement() {
+        // 75–93% → 55% on every sample: a ratio of probabilities of ×0.6–0.73, mostly inside
+        // the margin; the odds fall ×0.1–0.4.
+        let row = total(&planted(20, 0.75, |i| {
+            0.55 / (0.75 * (1.0 + 0.3 * ((i * 7 % 5) as f64 / 5.0)))
+        }));
+        assert!(row.mean_arm < 0.56 && row.mean_against > 0.75, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::Worse, "{row:?}");
     }
 
     #[test]
