@@ -360,7 +360,7 @@ impl LlamaBackend {
                 .decode(&mut batch)
                 .map_err(|e| anyhow!("prefill failed: {e}"))?;
             // Only whole chunks are canonical; a partial last chunk is recomputed next time.
-            if end % chunk == 0 {
+            if end.is_multiple_of(chunk) {
                 self.cached.extend_from_slice(&tokens[pos..end]);
             }
             pos = end;
