@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::fixtures::{gap_message, Fixture, FixtureStore};
+use super::fixtures::{gap_message, Fixture, FixtureStore, Recorded};
 use super::pack::{Pack, ToolSpec};
 use super::record::journal::JournalEntry;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
@@ -258,7 +258,9 @@ fn answer(
     let must_fetch = match mode {
         RecordMode::Off => false,
         RecordMode::Gaps => recorded.is_none(),
-        RecordMode::All => true,
+        // A key is asked once a run: a second call whose arguments fold to the same key is
+        // answered by the first one's recording, never recorded over it.
+        RecordMode::All => !store.recorded_in_this_run(&spec.name, args),
     };
     if must_fetch && spec.can_record() {
         return match live.fetch(spec, args) {
@@ -275,8 +277,32 @@ fn answer(
                     body: answer.body,
                 };
                 let out = render_recorded(spec, args, &fixture);
+                let (status, note) = (fixture.status, fixture.note.clone());
                 match store.record(fixture) {
-                    Ok(path) => add_meta(out, json!({"recorded": path.display().to_string()})),
+                    Ok(Recorded::Written(path)) => {
+                        add_meta(out, json!({"recorded": path.display().to_string()}))
+                    }
+                    // The live tool failed where a good answer is on file: the good one stays,
+                    // and the unit is an error that says why.
+                    Ok(Recorded::KeptGood { path, kept }) => {
+                        let why = format!(
+                            "the live tool failed (status {status}{}), so the good recording {} (status {}) was kept, not replaced",
+                            note.map(|n| format!(", {n}")).unwrap_or_default(),
+                            path.display(),
+                            kept.status
+                        );
+                        eprintln!("skilleval: warning: {}: {why}", spec.name);
+                        add_meta(
+                            out,
+                            json!({"fixture": path.display().to_string(), "record_error": why}),
+                        )
+                    }
+                    // Another call of this run, at the same time, recorded the key first: its
+                    // answer stands for the run.
+                    Ok(Recorded::EarlierInRun { path, kept }) => add_meta(
+                        render_recorded(spec, args, &kept),
+                        json!({"fixture": path.display().to_string()}),
+                    ),
                     Err(e) => add_meta(out, json!({"record_error": e.to_string()})),
                 }
             }
@@ -330,7 +356,7 @@ pub fn check_recordings(entries: &[JournalEntry]) -> anyhow::Result<()> {
         .collect();
     match failed.first() {
         Some(first) if recorded == 0 => bail!(
-            "--record: all {} recording(s) failed, none was kept; the first: {first}",
+            "--record: all {} recording(s) failed, no new answer was recorded; the first: {first}",
             calls()
                 .filter(|c| c.meta.get("record_error").is_some())
                 .count()
