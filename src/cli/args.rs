@@ -121,6 +121,13 @@ impl BackendArgs {
                 if self.request_timeout == 0 {
                     anyhow::bail!("--request-timeout: must be at least 1 second");
                 }
+                // A deadline is now plus the time-out: a huge one would overflow the clock.
+                if self.request_timeout > 86_400 {
+                    anyhow::bail!(
+                        "--request-timeout {}: at most 86400 seconds (a day)",
+                        self.request_timeout
+                    );
+                }
                 options.timeout = std::time::Duration::from_secs(self.request_timeout);
                 Ok(Some(options))
             }
