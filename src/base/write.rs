@@ -66,26 +66,20 @@ pub fn check_writable_folder(dir: &Path) -> io::Result<()> {
     std::fs::remove_file(&probe)
 }
 
-/// An exclusive lock on `dir/.skilleval.lock`, held until dropped: two processes that write
-/// the same folder take turns. The operating system's lock goes with the process however it
-/// ends.
+/// An exclusive lock on a folder itself (`flock` on the open folder, no lock file), held until
+/// dropped: two processes that write the same folder take turns. The operating system's lock
+/// goes with the process however it ends, and the folder gains no file.
 pub struct FolderLock {
-    _file: File,
+    _dir: File,
 }
-
-pub const LOCK_FILE: &str = ".skilleval.lock";
 
 impl FolderLock {
     /// Waits for the lock on `dir` (created if missing).
     pub fn acquire(dir: &Path) -> io::Result<FolderLock> {
         std::fs::create_dir_all(dir)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK_FILE))?;
-        file.lock()?;
-        Ok(FolderLock { _file: file })
+        let handle = File::open(dir)?;
+        handle.lock()?;
+        Ok(FolderLock { _dir: handle })
     }
 }
 
@@ -104,6 +98,17 @@ mod tests {
         assert!(write_atomic(&long, b"x").is_err());
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn a_folder_lock_leaves_no_file_and_is_exclusive() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = FolderLock::acquire(dir.path()).unwrap();
+        let other = File::open(dir.path()).unwrap();
+        assert!(other.try_lock().is_err());
+        drop(held);
+        assert!(other.try_lock().is_ok());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

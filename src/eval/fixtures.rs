@@ -130,8 +130,8 @@ pub enum Recorded {
     /// failed, so the good answer is kept.
     KeptGood { path: PathBuf, kept: Fixture },
     /// Not written: a call earlier in this run recorded the same key (its arguments fold to the
-    /// same), and its recording stands for the run.
-    EarlierInRun { path: PathBuf, kept: Fixture },
+    /// same), and its recording stands for the run; `same` when this answer is that one's.
+    EarlierInRun { path: PathBuf, same: bool },
 }
 
 /// A status that is the tool's answer rather than its failure.
@@ -274,21 +274,10 @@ impl FixtureStore {
             .cloned()
     }
 
-    /// Whether a call earlier in this run recorded this call's key.
-    pub fn recorded_in_this_run(&self, tool: &str, arguments: &Map<String, Value>) -> bool {
-        let Some(route) = self.routes.get(tool) else {
-            return false;
-        };
-        self.recorded
-            .lock()
-            .expect("record lock")
-            .contains(&(tool.to_string(), route.key(arguments)))
-    }
-
     /// Writes a recording to the route's folder and makes it answer from now on. The folder is
     /// locked while the file for the key is found and written, so two processes recording at
     /// once write one file per key; the file is written atomically (`base::write`); a good
-    /// answer on disk is never replaced by a failure, and a key is recorded once a run.
+    /// answer on disk is never replaced by a failure, and a key is written once a run.
     pub fn record(&self, fixture: Fixture) -> anyhow::Result<Recorded> {
         let route = self
             .routes
@@ -301,7 +290,7 @@ impl FixtureStore {
             if let Some((path, kept)) = entries.get(&id) {
                 return Ok(Recorded::EarlierInRun {
                     path: path.clone(),
-                    kept: kept.clone(),
+                    same: kept.status == fixture.status && kept.body == fixture.body,
                 });
             }
         }
@@ -442,7 +431,11 @@ mod tests {
         a.record(answer("Paris", 200, "first")).unwrap();
         assert!(matches!(
             a.record(answer("paris", 200, "second")).unwrap(),
-            Recorded::EarlierInRun { .. }
+            Recorded::EarlierInRun { same: false, .. }
+        ));
+        assert!(matches!(
+            a.record(answer("PARIS", 200, "first")).unwrap(),
+            Recorded::EarlierInRun { same: true, .. }
         ));
         // "a/b" and "a b" give one stem, and two keys: two files.
         a.record(answer("a/b", 200, "x")).unwrap();

@@ -258,9 +258,7 @@ fn answer(
     let must_fetch = match mode {
         RecordMode::Off => false,
         RecordMode::Gaps => recorded.is_none(),
-        // A key is asked once a run: a second call whose arguments fold to the same key is
-        // answered by the first one's recording, never recorded over it.
-        RecordMode::All => !store.recorded_in_this_run(&spec.name, args),
+        RecordMode::All => true,
     };
     if must_fetch && spec.can_record() {
         return match live.fetch(spec, args) {
@@ -297,12 +295,27 @@ fn answer(
                             json!({"fixture": path.display().to_string(), "record_error": why}),
                         )
                     }
-                    // Another call of this run, at the same time, recorded the key first: its
-                    // answer stands for the run.
-                    Ok(Recorded::EarlierInRun { path, kept }) => add_meta(
-                        render_recorded(spec, args, &kept),
-                        json!({"fixture": path.display().to_string()}),
-                    ),
+                    // A call earlier in this run recorded the key (its arguments fold to the
+                    // same): its recording stands. The same answer again is that recording; a
+                    // different one is this call's answer, and said, never written over it.
+                    Ok(Recorded::EarlierInRun { path, same: true }) => {
+                        add_meta(out, json!({"recorded": path.display().to_string()}))
+                    }
+                    Ok(Recorded::EarlierInRun { path, same: false }) => {
+                        let why = format!(
+                            "a call earlier in this run with arguments that fold to the same key got another answer; its recording {} stands, and this call's answer (status {status}) is not kept",
+                            path.display()
+                        );
+                        eprintln!(
+                            "skilleval: warning: {} {}: {why}",
+                            spec.name,
+                            Value::Object(args.clone())
+                        );
+                        add_meta(
+                            out,
+                            json!({"fixture": path.display().to_string(), "record_warning": why}),
+                        )
+                    }
                     Err(e) => add_meta(out, json!({"record_error": e.to_string()})),
                 }
             }
