@@ -128,7 +128,7 @@ pub enum Recorded {
     Written(PathBuf),
     /// Not written: the file holds a good answer (a 2xx status) for the key and the live tool
     /// failed, so the good answer is kept.
-    KeptGood { path: PathBuf, kept: Fixture },
+    KeptGood { path: PathBuf, kept: Box<Fixture> },
     /// Not written: a call earlier in this run recorded the same key (its arguments fold to the
     /// same), and its recording stands for the run; `same` when this answer is that one's.
     EarlierInRun { path: PathBuf, same: bool },
@@ -333,7 +333,7 @@ impl FixtureStore {
                 self.recorded.lock().expect("record lock").insert(id);
                 return Ok(Recorded::KeptGood {
                     path,
-                    kept: existing,
+                    kept: Box::new(existing),
                 });
             }
         }
