@@ -210,6 +210,18 @@ pub fn check_output_file(flag: &str, path: &std::path::Path) -> anyhow::Result<(
     if path.is_dir() {
         anyhow::bail!("{flag} {}: is a folder; name a file", path.display());
     }
+    // Opening a FIFO to write would block at the end of the run until a reader came.
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+                anyhow::bail!(
+                    "{flag} {}: is a FIFO or a socket, not a file; name a file",
+                    path.display()
+                );
+            }
+        }
+    }
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),

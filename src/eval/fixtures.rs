@@ -347,8 +347,10 @@ impl FixtureStore {
 }
 
 /// A file ending in `.json`, whatever its case (`.JSON` from another system counts too).
+/// Anything but a folder counts, so that a FIFO or a device named `*.json` is refused by
+/// `base::input` with a line, not skipped in silence.
 pub fn is_fixture_file(path: &Path) -> bool {
-    path.is_file()
+    !path.is_dir()
         && path
             .extension()
             .and_then(|e| e.to_str())
