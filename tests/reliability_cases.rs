@@ -1854,6 +1854,33 @@ fn cases() -> Vec<Case> {
             code: 1,
             words: &["not json", "not a JSON-RPC message"],
         },
+        Case {
+            name: "a FIFO as --model",
+            setup: |p| {
+                mkfifo(&p.root.join("m.gguf"));
+                s(&["generate", "--prompt", "hi", "--model", &p.path("m.gguf")])
+            },
+            code: 1,
+            words: &["m.gguf", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as --junit, before the model loads",
+            setup: |p| {
+                mkfifo(&p.root.join("j.xml"));
+                p.run_mini(&["--junit", &p.path("j.xml")])
+            },
+            code: 1,
+            words: &["--junit", "j.xml", "is a FIFO or a socket"],
+        },
+        Case {
+            name: "a FIFO named like a fixture is refused, not skipped",
+            setup: |p| {
+                mkfifo(&p.mini.join("fixtures/station_reading/pipe.json"));
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["pipe.json", "FIFO"],
+        },
         // ── class 5: no panic in a parser ──
         Case {
             name: "--budget 99999999999999999999h",
@@ -2099,4 +2126,55 @@ fn a_closed_stdout_ends_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
+
+/// Ctrl-C during a call to a command tool ends the tool and whatever it started: the tool's
+/// process group is killed before the run exits with 130.
+#[test]
+fn an_interrupt_ends_the_children_of_a_running_tool() {
+    let place = Place::new();
+    let pid_file = place.root.join("bg.pid");
+    place.mini_command_tool(
+        &format!("sleep 300 & echo $! > {}; wait", pid_file.display()),
+        600,
+    );
+    let args = server_run(
+        &place,
+        &completion_server(&station_call("Slow")),
+        &["--record", "gaps", "--limit", "1"],
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let pid = loop {
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if !text.trim().is_empty() {
+            break text;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the tool never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !alive(&pid),
+        "the tool's background child {pid} outlived the run"
+    );
 }
