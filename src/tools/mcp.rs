@@ -226,29 +226,39 @@ impl McpConnection {
                 connection.client = Some(client);
                 Ok(connection)
             }
-            Err(e) => Err(anyhow!("{shown}: {e}{}", connection.why())),
+            Err(e) => {
+                let exited = connection.exit_status();
+                let printed = connection
+                    .seen
+                    .not_json
+                    .lock()
+                    .expect("seen lock")
+                    .is_some();
+                let why = connection.seen.explain(exited);
+                // A server that exited before it answered: the SDK's error (a broken pipe on
+                // its own transport type) says less than the exit and the server's words.
+                Err(match exited {
+                    Some(_) if !printed => {
+                        anyhow!("{shown}: the server ended before it answered initialize: {why}")
+                    }
+                    _ if why.is_empty() => anyhow!("{shown}: {e}"),
+                    _ => anyhow!("{shown}: {e}: {why}"),
+                })
+            }
         }
     }
 
-    /// What the server left to explain a failure: `; ` and the explanation, or nothing.
-    fn why(&mut self) -> String {
-        // A server that is exiting has a moment to be seen doing so.
-        let mut exited = None;
-        if let Some(child) = self.child.as_mut() {
-            for _ in 0..20 {
-                if let Ok(Some(status)) = child.try_wait() {
-                    exited = Some(status);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
+    /// The server's exit status, if it has ended (a server that is exiting has a moment to be
+    /// seen doing so).
+    fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        let child = self.child.as_mut()?;
+        for _ in 0..20 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
             }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        let explained = self.seen.explain(exited);
-        if explained.is_empty() {
-            String::new()
-        } else {
-            format!(": {explained}")
-        }
+        None
     }
 
     /// `error` with what the server left to explain it.
