@@ -1,6 +1,7 @@
 //! skilleval: measures whether a skill's new wording makes a small local model behave better
 //! or worse, per category, with the noise of repeated runs shown.
 
+pub mod base;
 pub mod bench;
 pub mod cli;
 pub mod eval;

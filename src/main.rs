@@ -3,24 +3,32 @@ use std::process::ExitCode;
 use clap::Parser;
 use skilleval::cli::{run_command, Cli};
 
-/// Rust ignores SIGPIPE, so writing to a closed pipe (`skilleval generate … | head -1`) would
-/// panic; the default action ends the process quietly, as other command-line tools do.
-#[cfg(unix)]
-fn end_quietly_on_closed_pipe() {
-    const SIGPIPE: i32 = 13;
-    const SIG_DFL: usize = 0;
-    extern "C" {
-        fn signal(signum: i32, handler: usize) -> usize;
-    }
-    // SAFETY: sets the disposition of one signal before any thread starts.
-    unsafe {
-        signal(SIGPIPE, SIG_DFL);
-    }
+/// SIGPIPE stays ignored (Rust's default), so that writing to a child that has exited is an
+/// error of that write (`src/base/child.rs`), never the silent death of the whole process. A
+/// closed stdout (`skilleval report … | head -1`) then makes `println!` panic; this hook ends
+/// the process quietly instead, with the status a shell gives a process SIGPIPE ended.
+fn end_quietly_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
+            extern "C" {
+                fn _exit(status: i32) -> !;
+            }
+            // SAFETY: ends the process at once; nothing is left to write to a closed stdout.
+            unsafe { _exit(141) }
+        }
+        default(info);
+    }));
 }
 
 fn main() -> ExitCode {
-    #[cfg(unix)]
-    end_quietly_on_closed_pipe();
+    end_quietly_on_closed_stdout();
     let cli = Cli::parse();
     match run_command(cli.command) {
         Ok(code) => ExitCode::from(code),

@@ -116,8 +116,9 @@ fn two_different_lines_of_one_unit_are_refused_and_two_equal_ones_count_once() {
     assert_eq!(record.entries.len(), lines.len());
 
     let mut conflicting = lines.clone();
+    // (A flipped `passed` alone is refused sooner: it disagrees with the line's failed laws.)
     conflicting.push(edited(&lines[0], |v| {
-        v["judgement"]["passed"] = serde_json::json!(!v["judgement"]["passed"].as_bool().unwrap())
+        v["gapped"] = serde_json::json!(!v["gapped"].as_bool().unwrap())
     }));
     write_lines(&result.dir, &conflicting);
     let error = load_error(&result.dir);

@@ -6,11 +6,16 @@
 
 mod runner_support;
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use runner_support::{edit, packs_dir};
+
+/// What a case checks after its command: `Err` says what is wrong.
+type After = Box<dyn Fn(&Place) -> Result<(), String>>;
 
 /// Where each case works: fresh copies of the test packs and a run output folder.
 struct Place {
@@ -19,6 +24,12 @@ struct Place {
     mini: PathBuf,
     weather: PathBuf,
     output: PathBuf,
+    /// Variables the case's command runs with.
+    env: RefCell<Vec<(String, String)>>,
+    /// Checks of the files the command left, run after it.
+    after: RefCell<Vec<After>>,
+    /// Processes the setup started, waited for after the command.
+    background: RefCell<Vec<std::process::Child>>,
 }
 
 impl Place {
@@ -36,7 +47,92 @@ impl Place {
             root,
             mini,
             weather,
+            env: RefCell::new(Vec::new()),
+            after: RefCell::new(Vec::new()),
+            background: RefCell::new(Vec::new()),
         }
+    }
+
+    fn set_env(&self, name: &str, value: &str) {
+        self.env.borrow_mut().push((name.into(), value.into()));
+    }
+
+    /// A check run after the case's command.
+    fn then(&self, check: impl Fn(&Place) -> Result<(), String> + 'static) {
+        self.after.borrow_mut().push(Box::new(check));
+    }
+
+    /// Runs skilleval now (a step of the setup); its exit code and output.
+    fn skilleval(&self, args: &[String]) -> (i32, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("the binary runs");
+        (
+            out.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stderr),
+                String::from_utf8_lossy(&out.stdout)
+            ),
+        )
+    }
+
+    /// The run folders under the output folder, by name.
+    fn runs(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.output)
+            .map(|r| {
+                r.flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// A finished run of the mini pack at a server whose every reply is `text`, with `more`
+    /// flags; its run id.
+    fn finished_run(&self, text: &str, more: &[&str]) -> String {
+        let before = self.runs();
+        let args = server_run(self, &completion_server(text), more);
+        let (code, output) = self.skilleval(&args);
+        assert!(code == 0, "setup run failed ({code}): {output}");
+        self.runs()
+            .into_iter()
+            .find(|r| !before.contains(r))
+            .expect("a new run folder")
+    }
+
+    /// The mini pack's tool as a `command` tool running `sh -c script`, offered from the start
+    /// in the markup syntax.
+    fn mini_command_tool(&self, script: &str, timeout_seconds: u32) {
+        let toml = self.mini_toml();
+        edit(&toml, "kind = \"recorded\"", &format!(
+            "kind = \"command\"\ncommand = [\"sh\", \"-c\", {}]\ntimeout_seconds = {timeout_seconds}",
+            toml_string(script)
+        ));
+        edit(
+            &toml,
+            "skill = \"stations\"",
+            "skill = \"stations\"\npreload = true\ncall_format = \"markup\"",
+        );
+    }
+
+    /// The mini pack's fixture files (`*.json`) and anything else its folder holds.
+    fn mini_fixture_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.mini.join("fixtures/station_reading"))
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
     }
 
     fn path(&self, name: &str) -> String {
@@ -97,6 +193,8 @@ impl Place {
 }
 
 const NO_MODEL: &str = "/nonexistent/model.gguf";
+/// The longest a case may take; the real-model cases take seconds.
+const CASE_TIME_LIMIT: Duration = Duration::from_secs(180);
 /// What a case that passed every check before the model says.
 const REACHED_MODEL: &str = "model file not found";
 
@@ -205,6 +303,15 @@ fn server_run(p: &Place, endpoint: &str, more: &[&str]) -> Vec<String> {
         "--retries",
         "0",
     ]);
+    // A flag `more` gives again takes the place of its default.
+    if let Some(at) = more.iter().position(|a| *a == "--repeats") {
+        let default = args.iter().position(|a| a == "--repeats").unwrap();
+        args[default + 1] = more[at + 1].to_string();
+        let mut rest = s(more);
+        rest.drain(at..at + 2);
+        args.extend(rest);
+        return args;
+    }
     args.extend(s(more));
     args
 }
@@ -243,6 +350,45 @@ fn mkfifo(path: &Path) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let status = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(status.success(), "mkfifo {}", path.display());
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+/// A completion whose text is `text`, as an OpenAI-compatible server sends it.
+fn completion(text: &str) -> &'static str {
+    let body = serde_json::json!({
+        "choices": [{"text": text, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5}
+    });
+    Box::leak(body.to_string().into_boxed_str())
+}
+
+/// A [`fake_server`] whose every completion is `text`.
+fn completion_server(text: &str) -> String {
+    fake_server(200, completion(text))
+}
+
+/// A markup call of the mini pack's tool with `station`.
+fn station_call(station: &str) -> String {
+    format!("<function=station_reading><parameter=station>{station}</parameter></function>")
+}
+
+/// A skill folder `name` under `root/skills` whose `allowed-tools` is `tools`.
+fn skill_granting(p: &Place, name: &str, tools: &str) -> String {
+    p.write(
+        &format!("skills/{name}/SKILL.md"),
+        format!("---\nname: {name}\ndescription: Does {name}.\nallowed-tools: {tools}\n---\nCall the tool.\n"),
+    )
+}
+
+/// Whether a process is alive (a zombie is not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .map(|s| !s.contains(") Z "))
+        .unwrap_or(false)
 }
 
 fn cases() -> Vec<Case> {
@@ -1439,6 +1585,448 @@ fn cases() -> Vec<Case> {
             code: 1,
             words: &["absent", "cannot read pack"],
         },
+        // ── issue 49, class 1: a child's broken pipe is an error of its call ──
+        Case {
+            name: "a command tool that exits without reading its input (/bin/false) is an answer, not a silent death",
+            setup: |p| {
+                edit(
+                    &p.mini_toml(),
+                    "kind = \"recorded\"",
+                    "kind = \"command\"\ncommand = [\"/bin/false\"]",
+                );
+                edit(&p.mini_toml(), "skill = \"stations\"", "skill = \"stations\"\npreload = true\ncall_format = \"markup\"");
+                // More than a pipe holds, so that the write meets the closed pipe.
+                let station = "x".repeat(200_000);
+                p.then(|p| {
+                    let files = p.mini_fixture_files();
+                    let recorded = files.iter().find(|f| f.starts_with("xxxx")).ok_or_else(|| format!("no recording: {files:?}"))?;
+                    let text = std::fs::read_to_string(p.mini.join("fixtures/station_reading").join(recorded)).unwrap();
+                    text.contains("\"status\": 500").then_some(()).ok_or_else(|| format!("recorded: {text}"))
+                });
+                server_run(p, &completion_server(&station_call(&station)), &["--record", "all", "--limit", "1"])
+            },
+            code: 0,
+            words: &["run "],
+        },
+        Case {
+            name: "init --mcp false: the server exits at once, and init says so",
+            setup: |p| {
+                let skill = skill_granting(p, "notes", "list_notes");
+                s(&["init", "--skill", &skill, "--out", &p.path("pack"), "--mcp", "false"])
+            },
+            code: 1,
+            words: &["mcp: false", "initialize", "exited"],
+        },
+        Case {
+            name: "bench with SKILLEVAL_BFCL_PYTHON a program that is not Python",
+            setup: |p| {
+                p.set_env("SKILLEVAL_BFCL_PYTHON", "/bin/false");
+                s(&["bench", "--bfcl", "multi_turn_base", "--limit", "1", "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["BFCL helper", "/bin/false", "exited"],
+        },
+        // ── class 2: names and arguments become file names by one rule ──
+        Case {
+            name: "lint refuses a tool named ../../../x in allowed-tools",
+            setup: |p| {
+                skill_granting(p, "escape", "../../../x");
+                s(&["lint", &p.path("skills")])
+            },
+            code: 1,
+            words: &["allowed-tools", "not a tool name"],
+        },
+        Case {
+            name: "init refuses a tool named ../../../x and writes nothing outside the pack",
+            setup: |p| {
+                let skill = skill_granting(p, "escape", "../../../x");
+                p.write("x/.gitkeep", "the user's own file\n");
+                p.then(|p| {
+                    let kept = std::fs::read_to_string(p.root.join("x/.gitkeep")).unwrap();
+                    (kept == "the user's own file\n" && !p.root.join("pack").exists())
+                        .then_some(())
+                        .ok_or_else(|| format!("the user's file holds {kept:?}, or pack/ was written"))
+                });
+                s(&["init", "--skill", &skill, "--out", &p.path("pack/escape"), "--recorded", "../../../x", "--args", "../../../x=q"])
+            },
+            code: 1,
+            words: &["field `allowed-tools`", "not a tool name"],
+        },
+        Case {
+            name: "a pack tool named ../../../x is refused where the pack loads",
+            setup: |p| {
+                edit(&p.mini_toml(), "name = \"station_reading\"", "name = \"../../../x\"");
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["pack.toml:", "field `tools[0].name`", "not a tool name"],
+        },
+        Case {
+            name: "a long model argument (300 bytes) is recorded under a short file name, no .partial left",
+            setup: |p| {
+                p.mini_command_tool("cat >/dev/null; echo '{\"reading\": \"4 °C\"}'", 10);
+                p.then(|p| {
+                    let files = p.mini_fixture_files();
+                    let long: Vec<&String> = files.iter().filter(|f| f.len() > 100 || f.contains("partial")).collect();
+                    let recorded = files.iter().filter(|f| f.starts_with("yyyy")).count();
+                    (long.is_empty() && recorded == 1)
+                        .then_some(())
+                        .ok_or_else(|| format!("fixture files: {files:?}"))
+                });
+                let station = "y".repeat(300);
+                server_run(p, &completion_server(&station_call(&station)), &["--record", "gaps", "--limit", "1"])
+            },
+            code: 0,
+            words: &["run "],
+        },
+        Case {
+            name: "bench --result-model .. is refused before anything is written",
+            setup: |p| {
+                s(&["bench", "--bfcl", "simple_python", "--result-model", "..", "--output", &p.path("out"), "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["--result-model \"..\"", "not a result folder name"],
+        },
+        // ── class 3: a recording never replaces good data in silence ──
+        Case {
+            name: "--record all with a tool that dies of SIGSEGV keeps the good recording and says so",
+            setup: |p| {
+                p.mini_command_tool("kill -SEGV $$", 10);
+                let good = std::fs::read_to_string(p.mini.join("fixtures/station_reading/uccle.json")).unwrap();
+                p.then(move |p| {
+                    let now = std::fs::read_to_string(p.mini.join("fixtures/station_reading/uccle.json")).unwrap();
+                    (now == good).then_some(()).ok_or_else(|| format!("uccle.json was replaced: {now}"))
+                });
+                server_run(p, &completion_server(&station_call("Uccle")), &["--record", "all", "--limit", "1"])
+            },
+            code: 1,
+            words: &["the live tool failed (status 500", "uccle.json (status 200) was kept"],
+        },
+        Case {
+            name: "two calls of one run whose arguments fold to one key: the first recording stands",
+            setup: |p| {
+                p.mini_command_tool("cat", 10);
+                // The two calls may run at once: whichever is recorded first stands, and the
+                // other is said, never written over it.
+                p.then(|p| {
+                    let files = p.mini_fixture_files();
+                    let zz: Vec<&String> = files.iter().filter(|f| f.starts_with("zz-top")).collect();
+                    (zz.len() == 1).then_some(()).ok_or_else(|| format!("files for the key: {files:?}"))
+                });
+                let text = format!("{}{}", station_call("ZZ Top"), station_call("zz, top"));
+                server_run(p, &completion_server(&text), &["--record", "all", "--limit", "1"])
+            },
+            code: 0,
+            words: &["fold to the same key got another answer", "stands"],
+        },
+        Case {
+            name: "two recording runs at once leave one file for one key",
+            setup: |p| {
+                p.mini_command_tool("sleep 0.5; cat", 10);
+                let endpoint = completion_server(&station_call("Quux"));
+                let args = server_run(p, &endpoint, &["--record", "gaps", "--limit", "1"]);
+                let other = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+                    .args(&args)
+                    .current_dir(env!("CARGO_MANIFEST_DIR"))
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap();
+                p.background.borrow_mut().push(other);
+                p.then(|p| {
+                    let files = p.mini_fixture_files();
+                    let found = files.iter().filter(|f| f.starts_with("quux")).count();
+                    (found == 1).then_some(()).ok_or_else(|| format!("files: {files:?}"))
+                });
+                args
+            },
+            code: 0,
+            words: &["run "],
+        },
+        Case {
+            name: "init --out into a folder that holds fixtures keeps the user's files",
+            setup: |p| {
+                let skill = skill_granting(p, "notes", "list_notes");
+                p.write("pack/fixtures/list_notes/.gitkeep", "mine\n");
+                const MINE: &str = "{\"tool\": \"list_notes\", \"arguments\": {\"folder\": \"a\"}, \"status\": 200, \"body\": \"kept\"}\n";
+                p.write("pack/fixtures/list_notes/a.json", MINE);
+                p.then(|p| {
+                    let keep = std::fs::read_to_string(p.root.join("pack/fixtures/list_notes/.gitkeep")).unwrap();
+                    let a = std::fs::read_to_string(p.root.join("pack/fixtures/list_notes/a.json")).unwrap();
+                    (keep == "mine\n" && a == MINE).then_some(()).ok_or_else(|| format!("emptied: {keep:?} {a:?}"))
+                });
+                s(&["init", "--skill", &skill, "--out", &p.path("pack"), "--recorded", "list_notes", "--args", "list_notes=folder"])
+            },
+            code: 0,
+            words: &["pack.toml"],
+        },
+        // ── class 4: nothing waits forever ──
+        Case {
+            name: "a FIFO as manifest.json: report",
+            setup: |p| {
+                let dir = p.output.join("20260101-000000-mini");
+                p.write("output/20260101-000000-mini/journal.jsonl", "");
+                mkfifo(&dir.join("manifest.json"));
+                s(&["report", "20260101-000000-mini", "--output", &p.output.display().to_string()])
+            },
+            code: 1,
+            words: &["manifest.json", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as manifest.json: stamp",
+            setup: |p| {
+                let dir = p.output.join("20260101-000000-mini");
+                p.write("output/20260101-000000-mini/journal.jsonl", "");
+                mkfifo(&dir.join("manifest.json"));
+                s(&["stamp", "20260101-000000-mini", "--output", &p.output.display().to_string()])
+            },
+            code: 1,
+            words: &["manifest.json", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as manifest.json: merge",
+            setup: |p| {
+                let dir = p.output.join("20260101-000000-mini");
+                p.write("output/20260101-000000-mini/journal.jsonl", "");
+                mkfifo(&dir.join("manifest.json"));
+                s(&["merge", &dir.display().to_string(), &dir.display().to_string(), "--output", &p.path("merged")])
+            },
+            code: 1,
+            words: &["manifest.json", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as manifest.json: --resume",
+            setup: |p| {
+                let dir = p.output.join("20260101-000000-mini");
+                p.write("output/20260101-000000-mini/journal.jsonl", "");
+                mkfifo(&dir.join("manifest.json"));
+                p.run_mini(&["--resume", "20260101-000000-mini"])
+            },
+            code: 1,
+            words: &["manifest.json", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as --variant",
+            setup: |p| {
+                mkfifo(&p.root.join("v.md"));
+                p.run_mini(&["--variant", &p.path("v.md")])
+            },
+            code: 1,
+            words: &["v.md", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as --corpus",
+            setup: |p| {
+                mkfifo(&p.root.join("c.jsonl"));
+                p.run_mini(&["--corpus", &p.path("c.jsonl")])
+            },
+            code: 1,
+            words: &["c.jsonl", "FIFO"],
+        },
+        Case {
+            name: "a command tool whose background child keeps stdout open obeys timeout_seconds, and the child is ended",
+            setup: |p| {
+                p.mini_command_tool(&format!("sleep 300 & echo $! > {}; echo started", p.path("bg.pid")), 1);
+                let started = Instant::now();
+                p.then(move |p| {
+                    let pid = std::fs::read_to_string(p.root.join("bg.pid")).unwrap_or_default();
+                    if started.elapsed() > Duration::from_secs(60) {
+                        return Err(format!("took {:?}", started.elapsed()));
+                    }
+                    (!pid.trim().is_empty() && !alive(&pid)).then_some(()).ok_or_else(|| format!("the background child {pid:?} outlived the call"))
+                });
+                server_run(p, &completion_server(&station_call("Slow")), &["--record", "gaps", "--limit", "1"])
+            },
+            code: 0,
+            words: &["run "],
+        },
+        Case {
+            name: "an MCP server that prints non-JSON gets a clear error at once",
+            setup: |p| {
+                let skill = skill_granting(p, "notes", "list_notes");
+                let started = Instant::now();
+                p.then(move |_| {
+                    (started.elapsed() < Duration::from_secs(30)).then_some(()).ok_or_else(|| format!("took {:?}", started.elapsed()))
+                });
+                s(&["init", "--skill", &skill, "--out", &p.path("pack"), "--mcp", "sh -c 'while true; do echo not json; sleep 0.1; done'"])
+            },
+            code: 1,
+            words: &["not json", "not a JSON-RPC message"],
+        },
+        Case {
+            name: "a FIFO as --model",
+            setup: |p| {
+                mkfifo(&p.root.join("m.gguf"));
+                s(&["generate", "--prompt", "hi", "--model", &p.path("m.gguf")])
+            },
+            code: 1,
+            words: &["m.gguf", "FIFO"],
+        },
+        Case {
+            name: "a FIFO as --junit, before the model loads",
+            setup: |p| {
+                mkfifo(&p.root.join("j.xml"));
+                p.run_mini(&["--junit", &p.path("j.xml")])
+            },
+            code: 1,
+            words: &["--junit", "j.xml", "is a FIFO or a socket"],
+        },
+        Case {
+            name: "a FIFO named like a fixture is refused, not skipped",
+            setup: |p| {
+                mkfifo(&p.mini.join("fixtures/station_reading/pipe.json"));
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["pipe.json", "FIFO"],
+        },
+        // ── class 5: no panic in a parser ──
+        Case {
+            name: "--budget 99999999999999999999h",
+            setup: |p| p.run_mini(&["--sequential", "--repeats", "2", "--budget", "99999999999999999999h"]),
+            code: 2,
+            words: &["--budget", "at most a year"],
+        },
+        Case {
+            name: "--request-timeout 18446744073709551615",
+            setup: |p| server_run(p, "http://127.0.0.1:1", &["--request-timeout", "18446744073709551615"]),
+            code: 1,
+            words: &["--request-timeout", "at most 86400"],
+        },
+        // ── class 6: bad inputs refused before they cost anything ──
+        Case {
+            name: "key_arguments naming an argument the tool lacks",
+            setup: |p| {
+                edit(&p.mini_toml(), "key_arguments = [\"station\"]", "key_arguments = [\"stattion\"]");
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["field `tools[0].key_arguments`", "\"stattion\" is not an argument"],
+        },
+        Case {
+            name: "a tool name with a space",
+            setup: |p| {
+                edit(&p.mini_toml(), "name = \"station_reading\"", "name = \"station reading\"");
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["field `tools[0].name`", "no spaces"],
+        },
+        Case {
+            name: "a tool name over 64 characters",
+            setup: |p| {
+                let long = format!("name = \"{}\"", "s".repeat(65));
+                edit(&p.mini_toml(), "name = \"station_reading\"", &long);
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["field `tools[0].name`", "at most 64"],
+        },
+        Case {
+            name: "a tool named load_skill, which a built-in shadows",
+            setup: |p| {
+                edit(&p.mini_toml(), "name = \"station_reading\"", "name = \"load_skill\"");
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["field `tools[0].name`", "built-in tool"],
+        },
+        Case {
+            name: "init --command x=/no/such/program",
+            setup: |p| {
+                let skill = skill_granting(p, "notes", "list_notes");
+                s(&["init", "--skill", &skill, "--out", &p.path("pack"), "--command", "list_notes=/no/such/program", "--args", "list_notes=folder"])
+            },
+            code: 1,
+            words: &["--command list_notes=/no/such/program", "no program"],
+        },
+        Case {
+            name: "a 60 MB skill body fails check",
+            setup: |p| {
+                let mut text = String::from("---\nname: stations\ndescription: Station readings.\n---\n");
+                text.push_str(&"Readings. ".repeat(6_000_000));
+                p.write("mini/skills/stations/SKILL.md", text);
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["SKILL.md", "too large for a skill"],
+        },
+        Case {
+            name: "a sequential run resumed with another --repeats",
+            setup: |p| {
+                let run = p.finished_run("It is mild.", &["--sequential", "--repeats", "2", "--limit", "2"]);
+                server_run(p, &completion_server("It is mild."), &["--sequential", "--repeats", "3", "--limit", "2", "--resume", &run])
+            },
+            code: 1,
+            words: &["field `repeats`", "--repeats 2"],
+        },
+        Case {
+            name: "merge refuses a shard line whose passed is flipped against its failed laws",
+            setup: |p| {
+                let a = p.finished_run("It is mild.", &["--shard", "1/2"]);
+                let b = p.finished_run("It is mild.", &["--shard", "2/2"]);
+                let journal = p.output.join(&a).join("journal.jsonl");
+                let text = std::fs::read_to_string(&journal).unwrap();
+                let line = text.lines().find(|l| l.contains("\"passed\":false")).expect("a failed unit").to_string();
+                let flipped = line.replace("\"passed\":false", "\"passed\":true");
+                std::fs::write(&journal, text.replace(&line, &flipped)).unwrap();
+                s(&["merge", &p.output.join(&a).display().to_string(), &p.output.join(&b).display().to_string(), "--output", &p.path("merged")])
+            },
+            code: 1,
+            words: &["journal.jsonl:", "field `judgement.passed`"],
+        },
+        Case {
+            name: "report --rejudge of a run still running",
+            setup: |p| {
+                let run = p.finished_run("It is mild.", &[]);
+                let lock = File::options().write(true).open(p.output.join(&run).join("run.lock")).unwrap();
+                lock.try_lock().unwrap();
+                std::mem::forget(lock);
+                s(&["report", &run, "--output", &p.output.display().to_string(), "--rejudge", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["--rejudge", "still running"],
+        },
+        Case {
+            name: "stamping the same run twice leaves the version as it is",
+            setup: |p| {
+                let run = p.finished_run("It is mild.", &[]);
+                let out = p.output.display().to_string();
+                let skill = p.mini.join("skills/stations/SKILL.md");
+                let shown = skill.display().to_string();
+                let (code, text) = p.skilleval(&s(&["stamp", &run, "--output", &out, "--variant", &shown]));
+                assert_eq!(code, 0, "{text}");
+                let first = std::fs::read_to_string(&skill).unwrap();
+                p.then(move |_| {
+                    let now = std::fs::read_to_string(&skill).unwrap();
+                    (now == first).then_some(()).ok_or_else(|| "the second stamp changed the file".to_string())
+                });
+                s(&["stamp", &run, "--output", &out, "--variant", &shown])
+            },
+            code: 1,
+            words: &["already carries the stamp of run"],
+        },
+        Case {
+            name: "fixtures RUN --pack of another pack",
+            setup: |p| {
+                let run = p.finished_run(&station_call("Nowhere"), &[]);
+                s(&["fixtures", &run, "--output", &p.output.display().to_string(), "--pack", &p.weather.display().to_string()])
+            },
+            code: 1,
+            words: &["--pack", "is not the pack run"],
+        },
+        Case {
+            name: "an --output that cannot be written, before the model loads",
+            setup: |p| {
+                let mut args = p.run_mini(&[]);
+                let at = args.iter().position(|a| a == "--output").unwrap();
+                args[at + 1] = "/proc/self".into();
+                args
+            },
+            code: 1,
+            words: &["--output /proc/self", "cannot write in it"],
+        },
     ]
 }
 
@@ -1450,16 +2038,43 @@ fn every_case_gets_its_exit_code_and_its_words() {
     for case in &cases {
         let place = Place::new();
         let args = (case.setup)(&place);
-        let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
             .args(&args)
+            .envs(place.env.borrow().iter().cloned())
             .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .expect("the binary runs");
+        // A case that hangs fails instead of holding the test forever.
+        let started = Instant::now();
+        let mut hung = false;
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > CASE_TIME_LIMIT {
+                let _ = child.kill();
+                hung = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        for mut other in place.background.borrow_mut().drain(..) {
+            let _ = other.wait();
+        }
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let text = format!("{stderr}{stdout}");
         let code = out.status.code().unwrap_or(-1);
         let mut wrong = Vec::new();
+        if hung {
+            wrong.push(format!("hung: killed after {CASE_TIME_LIMIT:?}"));
+        }
+        for check in place.after.borrow().iter() {
+            if let Err(e) = check(&place) {
+                wrong.push(e);
+            }
+        }
         if code != case.code {
             wrong.push(format!("exit {code}, wanted {}", case.code));
         }
@@ -1474,8 +2089,8 @@ fn every_case_gets_its_exit_code_and_its_words() {
         if text.contains("panicked") {
             wrong.push("panicked".into());
         }
-        // An error is one line, the last on stderr.
-        if case.code == 1 {
+        // An error is one line, the last on stderr (`lint` lists its findings instead).
+        if case.code == 1 && args[0] != "lint" {
             let last = stderr.lines().last().unwrap_or("");
             if !last.starts_with("error: ") {
                 wrong.push("stderr does not end with an `error:` line".into());
@@ -1491,4 +2106,75 @@ fn every_case_gets_its_exit_code_and_its_words() {
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// A closed stdout (`skilleval check … | head -0`) ends the process quietly: no panic message,
+/// and the status SIGPIPE's default action gave.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let place = Place::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["check", "--pack", &place.mini.display().to_string()])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
+
+/// Ctrl-C during a call to a command tool ends the tool and whatever it started: the tool's
+/// process group is killed before the run exits with 130.
+#[test]
+fn an_interrupt_ends_the_children_of_a_running_tool() {
+    let place = Place::new();
+    let pid_file = place.root.join("bg.pid");
+    place.mini_command_tool(
+        &format!("sleep 300 & echo $! > {}; wait", pid_file.display()),
+        600,
+    );
+    let args = server_run(
+        &place,
+        &completion_server(&station_call("Slow")),
+        &["--record", "gaps", "--limit", "1"],
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(&args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let pid = loop {
+        let text = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if !text.trim().is_empty() {
+            break text;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the tool never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("--resume"), "{stderr}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !alive(&pid),
+        "the tool's background child {pid} outlived the run"
+    );
 }

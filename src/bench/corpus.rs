@@ -5,7 +5,6 @@
 //! prerequisite conversations (`memory_prereq_conversation/`) fill the memory first.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -432,10 +431,11 @@ fn memory_entry(
 }
 
 fn read_json_lines(path: &Path) -> Result<Vec<(usize, Value)>, CorpusError> {
-    let text = fs::read_to_string(path).map_err(|source| CorpusError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text =
+        crate::base::input::read_input_to_string(path).map_err(|source| CorpusError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
     let mut rows = Vec::new();
     for (index, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -563,6 +563,7 @@ pub fn parse_turns(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn category_comes_from_id() {

@@ -69,6 +69,11 @@ pub enum Decoded {
 /// A running helper; dropped, it is told to quit.
 pub struct Helper {
     child: Child,
+    /// The helper's process group, killed when the helper is dropped.
+    group: Option<crate::base::child::Group>,
+    /// The last bytes of its stderr, for the error that explains a failure.
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    shown: String,
     input: ChildStdin,
     output: BufReader<ChildStdout>,
     /// `bfcl-eval`'s version, as the helper reports it.
@@ -84,23 +89,43 @@ impl Helper {
         if let Some(packages) = &launch.packages {
             command.env("PYTHONPATH", packages);
         }
-        let mut child = command
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            // BFCL prints as it executes; nothing of it is read.
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "starting the BFCL helper ({} {})",
-                    launch.python.display(),
-                    launch.script.display()
-                )
-            })?;
+            // BFCL prints as it executes: only the end is kept, to explain a failure.
+            .stderr(Stdio::piped());
+        crate::base::child::own_group(&mut command);
+        let mut child = command.spawn().with_context(|| {
+            format!(
+                "starting the BFCL helper ({} {})",
+                launch.python.display(),
+                launch.script.display()
+            )
+        })?;
         let input = child.stdin.take().expect("piped stdin");
         let output = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut from = child.stderr.take().expect("piped stderr");
+        let tail = stderr.clone();
+        std::thread::spawn(move || {
+            use std::io::Read as _;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let mut tail = tail.lock().expect("stderr lock");
+                tail.extend_from_slice(&buf[..n]);
+                let over = tail.len().saturating_sub(4096);
+                tail.drain(..over);
+            }
+        });
+        let group = Some(crate::base::child::Group::new(child.id()));
         let mut helper = Helper {
             child,
+            group,
+            stderr,
+            shown: format!("{} {}", launch.python.display(), launch.script.display()),
             input,
             output,
             bfcl_eval: String::new(),
@@ -120,17 +145,36 @@ impl Helper {
         Ok(helper)
     }
 
+    /// Why the helper failed, as far as it said: its exit status and its stderr's last line.
+    fn why(&mut self) -> String {
+        let mut parts = vec![format!("the BFCL helper ({})", self.shown)];
+        for _ in 0..50 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                parts.push(format!("exited ({status})"));
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let tail = self.stderr.lock().expect("stderr lock");
+        let text = String::from_utf8_lossy(&tail);
+        if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+            parts.push(format!("its stderr ends: {:?}", last.trim()));
+        }
+        parts.join(", ")
+    }
+
     fn ask(&mut self, request: Value) -> anyhow::Result<Value> {
-        writeln!(self.input, "{request}")
-            .and_then(|()| self.input.flush())
-            .context("writing to the BFCL helper")?;
+        // SIGPIPE is ignored: a helper that has exited makes this write fail with EPIPE.
+        if let Err(e) = writeln!(self.input, "{request}").and_then(|()| self.input.flush()) {
+            bail!("writing to the BFCL helper: {e}: {}", self.why());
+        }
         let mut line = String::new();
         let read = self
             .output
             .read_line(&mut line)
             .context("reading from the BFCL helper")?;
         if read == 0 {
-            bail!("the BFCL helper exited");
+            bail!("{}", self.why());
         }
         let reply: Value = serde_json::from_str(&line)
             .with_context(|| format!("the BFCL helper's reply is not JSON: {line:?}"))?;
@@ -231,6 +275,14 @@ impl Drop for Helper {
     fn drop(&mut self) {
         let _ = writeln!(self.input, "{}", json!({"op": "quit"}));
         let _ = self.input.flush();
+        // A helper that does not quit within a few seconds is killed with all it started.
+        for _ in 0..300 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        drop(self.group.take());
         let _ = self.child.wait();
     }
 }

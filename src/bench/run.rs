@@ -203,17 +203,33 @@ pub fn group_of(category: &str) -> &'static str {
 
 /// The folder BFCL reads a model's results from: `bfcl evaluate --model a/b` looks in
 /// `result/a_b`, and turns every `_` of a folder name back into `/`.
+/// The name is made a file name by the program's one rule (`base::names::file_stem`), so that
+/// it stays one folder under `result/`.
 pub fn model_folder(result_model: &str) -> String {
-    result_model.replace('/', "_")
+    crate::base::names::file_stem(&result_model.replace('/', "_"))
+}
+
+/// A `--result-model` whose folder is the name as BFCL reads it: the name must already be a
+/// file name by the program's rule (after `/` becomes `_`), or BFCL would look elsewhere.
+pub fn check_result_model(name: &str) -> Result<(), String> {
+    let folder = name.replace('/', "_");
+    if crate::base::names::file_stem(&folder) != folder {
+        return Err(format!(
+            "not a result folder name: use letters, digits, `-`, `_`, `.` and `/`, not at either end, at most {} bytes",
+            crate::base::names::STEM_MAX_BYTES
+        ));
+    }
+    Ok(())
 }
 
 /// A result-model name for a GGUF file: its stem, with `_` (which BFCL reads as `/`) as `-`.
 pub fn default_result_model(model_path: Option<&str>, fallback: &str) -> String {
-    model_path
+    let stem = model_path
         .and_then(|p| Path::new(p).file_stem())
         .and_then(|s| s.to_str())
         .unwrap_or(fallback)
-        .replace(['_', '/'], "-")
+        .replace(['_', '/'], "-");
+    crate::base::names::file_stem(&stem)
 }
 
 #[derive(Debug, Clone)]

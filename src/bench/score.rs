@@ -63,7 +63,8 @@ pub fn write_result_file(
 }
 
 pub fn read_result_file(path: &Path) -> anyhow::Result<Vec<ResultLine>> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = crate::base::input::read_input_to_string(path)
+        .with_context(|| format!("reading {}", path.display()))?;
     let lines: Vec<ResultLine> = text
         .lines()
         .enumerate()

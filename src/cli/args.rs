@@ -121,6 +121,13 @@ impl BackendArgs {
                 if self.request_timeout == 0 {
                     anyhow::bail!("--request-timeout: must be at least 1 second");
                 }
+                // A deadline is now plus the time-out: a huge one would overflow the clock.
+                if self.request_timeout > 86_400 {
+                    anyhow::bail!(
+                        "--request-timeout {}: at most 86400 seconds (a day)",
+                        self.request_timeout
+                    );
+                }
                 options.timeout = std::time::Duration::from_secs(self.request_timeout);
                 Ok(Some(options))
             }
@@ -202,6 +209,18 @@ pub fn record_mode(record: Option<RecordWhat>) -> RecordMode {
 pub fn check_output_file(flag: &str, path: &std::path::Path) -> anyhow::Result<()> {
     if path.is_dir() {
         anyhow::bail!("{flag} {}: is a folder; name a file", path.display());
+    }
+    // Opening a FIFO to write would block at the end of the run until a reader came.
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if let Ok(meta) = std::fs::metadata(path) {
+            if meta.file_type().is_fifo() || meta.file_type().is_socket() {
+                anyhow::bail!(
+                    "{flag} {}: is a FIFO or a socket, not a file; name a file",
+                    path.display()
+                );
+            }
+        }
     }
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

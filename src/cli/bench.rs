@@ -243,6 +243,10 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
     if options.repeats == 0 {
         anyhow::bail!("--repeats must be at least 1");
     }
+    if let Some(name) = &args.result_model {
+        bench_run::check_result_model(name)
+            .map_err(|e| anyhow::anyhow!("--result-model {name:?}: {e}"))?;
+    }
     if bench_run::has_multi_turn(&selected) {
         // Multi-turn and memory entries; started once here, so that a missing bfcl-eval is
         // said before the model loads.
@@ -257,6 +261,18 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
             );
         }
     }
+    if options.output_root.exists() && !options.output_root.is_dir() {
+        anyhow::bail!(
+            "--output {}: is not a folder",
+            options.output_root.display()
+        );
+    }
+    crate::base::write::check_writable_folder(&options.output_root).map_err(|e| {
+        anyhow::anyhow!(
+            "--output {}: cannot write in it: {e}",
+            options.output_root.display()
+        )
+    })?;
     let source = args.backend.source(&args.model)?;
     // The same bound as a run's plan, before the model loads and before any job is built.
     let entries: usize = selected.iter().map(|c| c.entries.len()).sum();

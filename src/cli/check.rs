@@ -31,6 +31,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         RecordMode::Off
     };
     let pack = Pack::load(&args.pack)?;
+    // The skills tree as a run reads it: a skill a run would refuse is refused here too.
+    pack.skills(None)?;
     let report = law_cases::check_recording(&pack, mode)?;
     print!("{}", report.render());
     // A category too small for a verdict is found here, not after a long run.

@@ -35,6 +35,17 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
     let dir = record::find(&args.run, &args.output)?;
     let record = record::load(&dir)?;
     let pack = Pack::load(args.pack.as_deref().unwrap_or(&record.manifest.pack))?;
+    // Stubs belong to the pack the run ran: another pack's folders would gain files keyed by
+    // calls its tools never saw.
+    if pack.name != record.manifest.pack {
+        anyhow::bail!(
+            "--pack {}: pack {:?} is not the pack run {} ran ({:?}); its stubs belong there",
+            args.pack.as_deref().unwrap_or_default(),
+            pack.name,
+            record.manifest.run_id,
+            record.manifest.pack
+        );
+    }
     let gaps = gap_calls(&record.entries);
     if gaps.is_empty() {
         println!(
@@ -80,10 +91,25 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
         if args.dry_run {
             println!("would write a stub for {} {}", gap.tool, gap.arguments);
         } else {
-            let path = store
+            match store
                 .record(stub)
-                .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
-            println!("wrote {}", path.display());
+                .map_err(|e| anyhow!("{}: {e}", dir.display()))?
+            {
+                crate::eval::fixtures::Recorded::Written(path) => {
+                    println!("wrote {}", path.display())
+                }
+                crate::eval::fixtures::Recorded::KeptGood { path, .. }
+                | crate::eval::fixtures::Recorded::EarlierInRun { path, .. } => {
+                    println!(
+                        "keep {} (answers {} {})",
+                        path.display(),
+                        gap.tool,
+                        gap.arguments
+                    );
+                    kept += 1;
+                    continue;
+                }
+            }
         }
         written += 1;
     }

@@ -41,6 +41,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     let dir = record::find(&args.run, &args.output)?;
     let mut record = record::load(&dir)?;
     if args.rejudge {
+        // A run still running would be copied half into a permanent folder.
+        crate::eval::record::folder::check_not_running(&dir)
+            .map_err(|e| anyhow::anyhow!("--rejudge: {e}"))?;
         let pack = match &args.pack {
             Some(pack) => crate::eval::pack::Pack::load(pack)?,
             None => crate::eval::pack::Pack::load(&record.manifest.pack)

@@ -110,8 +110,8 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
 }
 
 pub fn load_corpus(path: &Path) -> anyhow::Result<Vec<Sample>> {
-    let bytes =
-        std::fs::read(path).map_err(|e| anyhow!("{}: cannot read corpus: {e}", path.display()))?;
+    let bytes = crate::base::input::read_input(path)
+        .map_err(|e| anyhow!("{}: cannot read corpus: {e}", path.display()))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|b| **b == b'\n').count() + 1;

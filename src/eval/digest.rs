@@ -13,7 +13,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 pub fn file_sha256(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = crate::base::input::open_input(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
@@ -80,8 +80,8 @@ pub fn tree_digest(root: &Path, dir: &Path, hasher: &mut Sha256) -> anyhow::Resu
             hasher.update(kind.as_bytes());
             continue;
         }
-        let bytes =
-            std::fs::read(&path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+        let bytes = crate::base::input::read_input(&path)
+            .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
         hasher.update(name.as_bytes());
         hasher.update([0]);
         hasher.update((bytes.len() as u64).to_le_bytes());

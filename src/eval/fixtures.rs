@@ -114,25 +114,37 @@ impl Route {
     }
 }
 
-/// File name for a new recording: a slug of its key values.
+/// File name stem for a new recording: its key values folded, made a file name by the
+/// program's one rule (`base::names::file_stem`: safe characters, at most 64 bytes).
 pub fn slug(text: &str) -> String {
     let folded = fold_value(text, &[Fold::Case, Fold::Punctuation]);
-    let slug: String = folded
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { '-' })
-        .collect();
-    let slug = slug.trim_matches('-').to_string();
-    if slug.is_empty() {
-        "empty".into()
-    } else {
-        slug
-    }
+    crate::base::names::file_stem(&folded)
+}
+
+/// What became of a recording.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recorded {
+    /// Written to this file.
+    Written(PathBuf),
+    /// Not written: the file holds a good answer (a 2xx status) for the key and the live tool
+    /// failed, so the good answer is kept.
+    KeptGood { path: PathBuf, kept: Box<Fixture> },
+    /// Not written: a call earlier in this run recorded the same key (its arguments fold to the
+    /// same), and its recording stands for the run; `same` when this answer is that one's.
+    EarlierInRun { path: PathBuf, same: bool },
+}
+
+/// A status that is the tool's answer rather than its failure.
+pub fn is_good_status(status: u16) -> bool {
+    (200..300).contains(&status)
 }
 
 #[derive(Debug, Default)]
 pub struct FixtureStore {
     routes: BTreeMap<String, Route>,
     entries: Mutex<BTreeMap<(String, String), (PathBuf, Fixture)>>,
+    /// The keys this process recorded: each is recorded once a run.
+    recorded: Mutex<std::collections::BTreeSet<(String, String)>>,
 }
 
 impl FixtureStore {
@@ -152,6 +164,7 @@ impl FixtureStore {
         let store = FixtureStore {
             routes: routes.into_iter().map(|r| (r.tool.clone(), r)).collect(),
             entries: Mutex::new(BTreeMap::new()),
+            recorded: Mutex::new(Default::default()),
         };
         let dirs: std::collections::BTreeSet<PathBuf> =
             store.routes.values().map(|r| r.dir.clone()).collect();
@@ -175,7 +188,7 @@ impl FixtureStore {
                 .collect();
             files.sort();
             for file in files {
-                let text = std::fs::read_to_string(&file)
+                let text = crate::base::input::read_input_to_string(&file)
                     .map_err(|e| anyhow!("{}: cannot read: {e}", file.display()))?;
                 let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
                 let fixture: Fixture = serde_json::from_str(text)
@@ -261,49 +274,87 @@ impl FixtureStore {
             .cloned()
     }
 
-    /// Writes a recording to the route's folder and makes it answer from now on.
-    pub fn record(&self, fixture: Fixture) -> anyhow::Result<PathBuf> {
+    /// Writes a recording to the route's folder and makes it answer from now on. The folder is
+    /// locked while the file for the key is found and written, so two processes recording at
+    /// once write one file per key; the file is written atomically (`base::write`); a good
+    /// answer on disk is never replaced by a failure, and a key is written once a run.
+    pub fn record(&self, fixture: Fixture) -> anyhow::Result<Recorded> {
         let route = self
             .routes
             .get(&fixture.tool)
             .ok_or_else(|| anyhow!("no fixture route for tool {:?}", fixture.tool))?;
         let key = route.key(&fixture.arguments);
+        let id = (fixture.tool.clone(), key.clone());
         let mut entries = self.entries.lock().expect("fixture lock");
-        let path = match entries.get(&(fixture.tool.clone(), key.clone())) {
-            Some((existing, _)) => existing.clone(),
-            None => unused_path(&route.dir, &slug(&key.replace('\u{1f}', " "))),
+        if self.recorded.lock().expect("record lock").contains(&id) {
+            if let Some((path, kept)) = entries.get(&id) {
+                return Ok(Recorded::EarlierInRun {
+                    path: path.clone(),
+                    same: kept.status == fixture.status && kept.body == fixture.body,
+                });
+            }
+        }
+        let _lock = crate::base::write::FolderLock::acquire(&route.dir)
+            .map_err(|e| anyhow!("{}: cannot lock for recording: {e}", route.dir.display()))?;
+        // The file that holds this key now, on disk: another process may have written it.
+        let on_disk = |path: &Path| -> Option<Fixture> {
+            let text = crate::base::input::read_input_to_string(path).ok()?;
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            serde_json::from_str::<Fixture>(text)
+                .ok()
+                .filter(|f| f.tool == fixture.tool && route.key(&f.arguments) == key)
         };
-        std::fs::create_dir_all(&route.dir)
-            .map_err(|e| anyhow!("{}: cannot create: {e}", route.dir.display()))?;
+        let mut found: Option<(PathBuf, Option<Fixture>)> = entries
+            .get(&id)
+            .map(|(path, _)| (path.clone(), on_disk(path)));
+        if found.is_none() {
+            let stem = slug(&key.replace('\u{1f}', " "));
+            for n in 1.. {
+                let path = if n == 1 {
+                    route.dir.join(format!("{stem}.json"))
+                } else {
+                    route.dir.join(format!("{stem}-{n}.json"))
+                };
+                if std::fs::symlink_metadata(&path).is_err() {
+                    found = Some((path, None));
+                    break;
+                }
+                if let Some(existing) = on_disk(&path) {
+                    found = Some((path, Some(existing)));
+                    break;
+                }
+            }
+        }
+        let (path, existing) = found.expect("a free name is found");
+        if let Some(existing) = existing {
+            if !existing.stub && is_good_status(existing.status) && !is_good_status(fixture.status)
+            {
+                entries.insert(id.clone(), (path.clone(), existing.clone()));
+                self.recorded.lock().expect("record lock").insert(id);
+                return Ok(Recorded::KeptGood {
+                    path,
+                    kept: Box::new(existing),
+                });
+            }
+        }
         let text = serde_json::to_string_pretty(&fixture)? + "\n";
-        // Written beside it and renamed over it: a symlink at `path` is replaced, never
-        // written through, and a reader never sees half a file.
-        let partial = route.dir.join(format!(".{}.partial", std::process::id()));
-        std::fs::write(&partial, text)
-            .and_then(|()| std::fs::rename(&partial, &path))
+        crate::base::write::write_atomic(&path, text.as_bytes())
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
-        entries.insert((fixture.tool.clone(), key), (path.clone(), fixture));
-        Ok(path)
+        entries.insert(id.clone(), (path.clone(), fixture));
+        self.recorded.lock().expect("record lock").insert(id);
+        Ok(Recorded::Written(path))
     }
 }
 
 /// A file ending in `.json`, whatever its case (`.JSON` from another system counts too).
+/// Anything but a folder counts, so that a FIFO or a device named `*.json` is refused by
+/// `base::input` with a line, not skipped in silence.
 pub fn is_fixture_file(path: &Path) -> bool {
-    path.is_file()
+    !path.is_dir()
         && path
             .extension()
             .and_then(|e| e.to_str())
             .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-}
-
-fn unused_path(dir: &Path, stem: &str) -> PathBuf {
-    let mut path = dir.join(format!("{stem}.json"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stem}-{n}.json"));
-        n += 1;
-    }
-    path
 }
 
 /// What the model is told when a call has no recording.
@@ -312,4 +363,95 @@ pub fn gap_message(tool: &str, arguments: &Map<String, Value>) -> String {
         "No recording for this call: {tool} {}. The answer is unknown.",
         Value::Object(arguments.clone())
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn route(dir: &Path) -> Route {
+        Route {
+            tool: "t".into(),
+            dir: dir.to_path_buf(),
+            key_arguments: vec!["q".into()],
+            folds: vec![Fold::Case],
+        }
+    }
+
+    fn answer(q: &str, status: u16, body: &str) -> Fixture {
+        Fixture {
+            tool: "t".into(),
+            arguments: json!({ "q": q }).as_object().cloned().unwrap(),
+            recorded_from_live: true,
+            status,
+            body: Value::String(body.into()),
+            ..Default::default()
+        }
+    }
+
+    fn json_files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn two_stores_recording_one_key_write_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        let b = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        a.record(answer("Paris", 200, "one")).unwrap();
+        b.record(answer("PARIS", 200, "two")).unwrap();
+        assert_eq!(json_files(dir.path()), ["paris.json"]);
+        assert!(FixtureStore::load(vec![route(dir.path())]).is_ok());
+    }
+
+    #[test]
+    fn a_failure_never_replaces_a_good_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        a.record(answer("Paris", 200, "good")).unwrap();
+        let b = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        match b.record(answer("Paris", 500, "crashed")).unwrap() {
+            Recorded::KeptGood { kept, .. } => assert_eq!(kept.body, json!("good")),
+            other => panic!("{other:?}"),
+        }
+        let text = std::fs::read_to_string(dir.path().join("paris.json")).unwrap();
+        assert!(text.contains("good"), "{text}");
+    }
+
+    #[test]
+    fn a_key_is_recorded_once_a_run_and_names_never_collide() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        a.record(answer("Paris", 200, "first")).unwrap();
+        assert!(matches!(
+            a.record(answer("paris", 200, "second")).unwrap(),
+            Recorded::EarlierInRun { same: false, .. }
+        ));
+        assert!(matches!(
+            a.record(answer("PARIS", 200, "first")).unwrap(),
+            Recorded::EarlierInRun { same: true, .. }
+        ));
+        // "a/b" and "a b" give one stem, and two keys: two files.
+        a.record(answer("a/b", 200, "x")).unwrap();
+        a.record(answer("a b", 200, "y")).unwrap();
+        assert_eq!(
+            json_files(dir.path()),
+            ["a-b-2.json", "a-b.json", "paris.json"]
+        );
+        let long = "z".repeat(400);
+        match a.record(answer(&long, 200, "z")).unwrap() {
+            Recorded::Written(path) => {
+                assert!(path.file_name().unwrap().len() < 80, "{}", path.display())
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -138,6 +138,14 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<Written> {
             skill_file.display()
         );
     }
+    // A name becomes a folder and a call: the one rule of `check_tool_name`, before anything.
+    for name in &granted {
+        crate::harness::tools::check_tool_name(name)
+            .map_err(|e| anyhow!("{}: field `allowed-tools`: {e}", skill_file.display()))?;
+    }
+    for (name, argv) in &opts.commands {
+        check_program(name, argv, &opts.out)?;
+    }
     for named in opts
         .commands
         .keys()
@@ -203,6 +211,37 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<Written> {
         tools.push((name.clone(), source));
     }
     write_pack(opts, &pack_name, &skill_name, &skills_root, &tools)
+}
+
+/// A `--command` program must exist where the pack will run it: a path with a `/` from the
+/// pack's folder, a bare name on `PATH`. Found only at the first recording, it would fail there.
+fn check_program(name: &str, argv: &[String], out: &Path) -> anyhow::Result<()> {
+    let Some(program) = argv.first() else {
+        bail!("--command {name}=…: give the program and its arguments");
+    };
+    let found = if program.contains('/') {
+        let path = crate::tools::command::program_path(program, out);
+        path.is_file()
+    } else {
+        std::env::var_os("PATH")
+            .map(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+            .unwrap_or(false)
+    };
+    if !found {
+        let whence = if program.contains('/') {
+            format!(
+                "(a path with `/` is taken from the pack's folder {})",
+                out.display()
+            )
+        } else {
+            "on PATH".to_string()
+        };
+        bail!(
+            "--command {name}={}: no program {program:?} {whence}",
+            argv.join(" ")
+        );
+    }
+    Ok(())
 }
 
 fn list_mcp(argv: &[String], out: &Path) -> anyhow::Result<Vec<ListedTool>> {
@@ -309,7 +348,7 @@ fn write_pack(
     let mut kinds = Vec::new();
     for (name, source) in tools {
         let _ = writeln!(toml, "\n[[tools]]\nname = {}", quote(name));
-        let fixtures = format!("fixtures/{name}");
+        let fixtures = format!("fixtures/{}", crate::base::names::file_stem(name));
         let keys = |arguments: &[String]| {
             arguments
                 .iter()
@@ -548,16 +587,21 @@ fn write_pack(
         (out.join("corpus.jsonl"), corpus),
         (out.join(crate::eval::law_cases::CASES_FILE), cases),
     ] {
-        std::fs::write(&path, text)
+        // A new file only: a file that appeared since the check above is never truncated.
+        crate::base::write::create_new(&path, text.as_bytes())
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
         files.push(path);
     }
     for dir in fixture_dirs {
         std::fs::create_dir_all(&dir)
             .map_err(|e| anyhow!("{}: cannot create: {e}", dir.display()))?;
-        // Keeps the empty folder in git; not a fixture (only `*.json` are).
+        // Keeps the empty folder in git; not a fixture (only `*.json` are). A file of that
+        // name the folder holds already is the user's, and is left as it is.
         let keep = dir.join(".gitkeep");
-        std::fs::write(&keep, "").map_err(|e| anyhow!("{}: cannot write: {e}", keep.display()))?;
+        if std::fs::symlink_metadata(&keep).is_err() {
+            crate::base::write::create_new(&keep, b"")
+                .map_err(|e| anyhow!("{}: cannot write: {e}", keep.display()))?;
+        }
         files.push(dir);
     }
     Ok(Written {

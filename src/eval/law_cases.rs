@@ -90,7 +90,7 @@ impl Case {
 /// Reads a cases file, checking every line against the pack and its corpus. The first
 /// problem is an error naming the file, the line and the field.
 pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Result<Vec<Case>> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::base::input::read_input_to_string(path)
         .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut cases: Vec<Case> = Vec::new();

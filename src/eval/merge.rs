@@ -233,7 +233,7 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
 /// split run took with the shards side by side.
 fn longest_wall(runs: &[ShardRun]) -> f64 {
     runs.iter()
-        .filter_map(|run| std::fs::read_to_string(run.dir.join(PROFILE_FILE)).ok())
+        .filter_map(|run| crate::base::input::read_input_to_string(run.dir.join(PROFILE_FILE)).ok())
         .filter_map(|text| serde_json::from_str::<Value>(&text).ok())
         .filter_map(|profile| profile.get("wall_secs").and_then(Value::as_f64))
         .fold(0.0, f64::max)

@@ -340,7 +340,7 @@ impl Pack {
 
     pub fn load(name_or_path: &str) -> anyhow::Result<Pack> {
         let file = Self::locate(name_or_path);
-        let text = std::fs::read_to_string(&file)
+        let text = crate::base::input::read_input_to_string(&file)
             .map_err(|e| anyhow!("{}: cannot read pack: {e}", file.display()))?;
         Self::parse(&text, &file)
     }
@@ -382,6 +382,8 @@ impl Pack {
                     t.name
                 );
             }
+            crate::harness::tools::check_tool_name(&t.name)
+                .map_err(|e| anyhow!("{at}: field `tools[{i}].name`: {e}"))?;
             check_live_fields(&t).map_err(|e| anyhow!("{at}: field `tools[{i}].{e}"))?;
             match t.kind.as_str() {
                 kind @ (RECORDED | COMMAND | MCP) => {
@@ -417,6 +419,31 @@ impl Pack {
                 }
                 if t.key_arguments.is_empty() {
                     bail!("{at}: field `tools[{i}].key_arguments` is empty");
+                }
+                // A key argument the tool does not take would key every recording by nothing.
+                let schema = match t.kind.as_str() {
+                    k if k == crate::tools::weather::TOOL_NAME => {
+                        Some(crate::tools::weather::parameters_schema())
+                    }
+                    _ => t.parameters.clone(),
+                };
+                let properties = schema
+                    .as_ref()
+                    .and_then(|p| p.get("properties"))
+                    .and_then(serde_json::Value::as_object);
+                if let Some(properties) = properties {
+                    if let Some(missing) = t
+                        .key_arguments
+                        .iter()
+                        .find(|k| !properties.contains_key(k.as_str()))
+                    {
+                        let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+                        bail!(
+                            "{at}: field `tools[{i}].key_arguments`: {missing:?} is not an argument of tool {:?} (its `parameters` have: {})",
+                            t.name,
+                            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                        );
+                    }
                 }
             }
             tools.push(t);

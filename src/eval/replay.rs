@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::fixtures::{gap_message, Fixture, FixtureStore};
+use super::fixtures::{gap_message, Fixture, FixtureStore, Recorded};
 use super::pack::{Pack, ToolSpec};
 use super::record::journal::JournalEntry;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
@@ -275,8 +275,47 @@ fn answer(
                     body: answer.body,
                 };
                 let out = render_recorded(spec, args, &fixture);
+                let (status, note) = (fixture.status, fixture.note.clone());
                 match store.record(fixture) {
-                    Ok(path) => add_meta(out, json!({"recorded": path.display().to_string()})),
+                    Ok(Recorded::Written(path)) => {
+                        add_meta(out, json!({"recorded": path.display().to_string()}))
+                    }
+                    // The live tool failed where a good answer is on file: the good one stays,
+                    // and the unit is an error that says why.
+                    Ok(Recorded::KeptGood { path, kept }) => {
+                        let why = format!(
+                            "the live tool failed (status {status}{}), so the good recording {} (status {}) was kept, not replaced",
+                            note.map(|n| format!(", {n}")).unwrap_or_default(),
+                            path.display(),
+                            kept.status
+                        );
+                        eprintln!("skilleval: warning: {}: {why}", spec.name);
+                        add_meta(
+                            out,
+                            json!({"fixture": path.display().to_string(), "record_error": why}),
+                        )
+                    }
+                    // A call earlier in this run recorded the key (its arguments fold to the
+                    // same): its recording stands. The same answer again is that recording; a
+                    // different one is this call's answer, and said, never written over it.
+                    Ok(Recorded::EarlierInRun { path, same: true }) => {
+                        add_meta(out, json!({"recorded": path.display().to_string()}))
+                    }
+                    Ok(Recorded::EarlierInRun { path, same: false }) => {
+                        let why = format!(
+                            "a call earlier in this run with arguments that fold to the same key got another answer; its recording {} stands, and this call's answer (status {status}) is not kept",
+                            path.display()
+                        );
+                        eprintln!(
+                            "skilleval: warning: {} {}: {why}",
+                            spec.name,
+                            Value::Object(args.clone())
+                        );
+                        add_meta(
+                            out,
+                            json!({"fixture": path.display().to_string(), "record_warning": why}),
+                        )
+                    }
                     Err(e) => add_meta(out, json!({"record_error": e.to_string()})),
                 }
             }
@@ -330,7 +369,7 @@ pub fn check_recordings(entries: &[JournalEntry]) -> anyhow::Result<()> {
         .collect();
     match failed.first() {
         Some(first) if recorded == 0 => bail!(
-            "--record: all {} recording(s) failed, none was kept; the first: {first}",
+            "--record: all {} recording(s) failed, no new answer was recorded; the first: {first}",
             calls()
                 .filter(|c| c.meta.get("record_error").is_some())
                 .count()

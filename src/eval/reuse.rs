@@ -230,7 +230,7 @@ fn entries_for(
     sample_of: &dyn Fn(usize) -> (String, String),
 ) -> anyhow::Result<Vec<(JournalEntry, String)>> {
     let path = reuse.dir.join(JOURNAL_FILE);
-    let bytes = std::fs::read(&path)
+    let bytes = crate::base::input::read_input(&path)
         .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     let wanted: std::collections::BTreeMap<(String, Arm, u32), (String, u32)> = units

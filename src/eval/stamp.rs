@@ -125,8 +125,8 @@ fn same_file(a: &Path, b: &Path) -> bool {
 pub fn stamp(record: &RunRecord, summary: &Summary, winner: Winner) -> anyhow::Result<Stamped> {
     let manifest = &record.manifest;
     let shown = winner.file.display().to_string();
-    let text =
-        std::fs::read_to_string(&winner.file).map_err(|e| anyhow!("{shown}: cannot read: {e}"))?;
+    let text = crate::base::input::read_input_to_string(&winner.file)
+        .map_err(|e| anyhow!("{shown}: cannot read: {e}"))?;
     if split_front_matter(&text).is_err() {
         bail!(
             "{shown}: no front matter to hold the stamp; start the file with the skill's front matter (`---`, `name:`, `description:`, `---`)"
@@ -149,6 +149,20 @@ pub fn stamp(record: &RunRecord, summary: &Summary, winner: Winner) -> anyhow::R
         arm => summary.wordings().find(|w| w.treatment == arm),
     };
     let lines = stamp_lines(manifest, summary, comparison);
+    // The same run stamped again is the same evidence: its version stays as it is.
+    if let Ok((yaml, _)) = split_front_matter(&text) {
+        let already: Vec<&str> = yaml
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(STAMP_PREFIX))
+            .collect();
+        if already.first().copied() == lines.first().map(String::as_str) {
+            bail!(
+                "{shown}: already carries the stamp of run {}; stamping the same run again would bump its version for the same evidence, so the file is left as it is",
+                manifest.run_id
+            );
+        }
+    }
     let (text, version) = stamped_text(&text, &lines).map_err(|e| anyhow!("{shown}: {e}"))?;
     Ok(Stamped {
         winner,

@@ -6,6 +6,45 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// The longest tool name: what every call syntax the harness reads can express (the markup
+/// syntax reads a name of 1–64 characters).
+pub const TOOL_NAME_MAX: usize = 64;
+
+/// What a tool may be called, checked once where a pack is loaded and by `lint` and `init`, by
+/// this one rule: 1–64 characters, an ASCII letter or `_` first, then ASCII letters, digits,
+/// `_`, `-` and `.`; and no built-in tool's name (`load_skill`, `load_skill_reference`), which
+/// the harness offers itself. Every call syntax can then write the name, and the name is a
+/// folder name as it stands (no separator, never `.` or `..`).
+pub fn check_tool_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let first_ok = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !first_ok || !rest_ok {
+        return Err(format!(
+            "{name:?} is not a tool name: use an ASCII letter or `_` first, then ASCII letters, digits, `_`, `-` and `.` (no spaces, no `/`)"
+        ));
+    }
+    if name.len() > TOOL_NAME_MAX {
+        return Err(format!(
+            "a tool name of {} characters is too long: at most {TOOL_NAME_MAX}, which the call syntax can write",
+            name.len()
+        ));
+    }
+    if [
+        crate::harness::prompt::LOAD_SKILL,
+        crate::harness::prompt::LOAD_SKILL_REFERENCE,
+    ]
+    .contains(&name)
+    {
+        return Err(format!(
+            "{name:?} is the name of a built-in tool the harness offers itself; name the tool otherwise"
+        ));
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {

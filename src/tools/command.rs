@@ -43,6 +43,10 @@ impl CommandTool {
         program_path(&self.argv[0], &self.working_dir)
     }
 
+    /// Runs the program once. It starts in a process group of its own (`base::child`): at the
+    /// time-out the whole group is killed, so a background process it started can neither
+    /// outlive the call nor hold its stdout open past `timeout_seconds`; when the program
+    /// exits, whatever it left running is killed too.
     pub fn call(&self, arguments: &Map<String, Value>) -> anyhow::Result<CommandAnswer> {
         let program = self.program();
         let mut command = Command::new(&program);
@@ -54,6 +58,7 @@ impl CommandTool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         command.envs(allowed_env(&self.env));
+        crate::base::child::own_group(&mut command);
         let mut child = command.spawn().map_err(|e| {
             anyhow::anyhow!(
                 "cannot start {} (in {}): {e}",
@@ -61,33 +66,47 @@ impl CommandTool {
                 self.working_dir.display()
             )
         })?;
+        let group = crate::base::child::Group::new(child.id());
         let input = serde_json::to_string(&Value::Object(arguments.clone()))?;
         let mut stdin = child.stdin.take().expect("piped stdin");
-        // A program that exits without reading its input is still an answer, so a broken pipe
-        // here is not an error.
-        let writer = std::thread::spawn(move || {
+        // A program that exits without reading its input is still an answer (its exit code
+        // and words are what it said), so a broken pipe here is not an error. SIGPIPE is
+        // ignored, so the write fails with EPIPE instead of ending skilleval.
+        std::thread::spawn(move || {
             let _ = stdin.write_all(input.as_bytes());
         });
-        let stdout = reader(child.stdout.take().expect("piped stdout"));
-        let stderr = reader(child.stderr.take().expect("piped stderr"));
-        let started = Instant::now();
+        let (done, finished) = std::sync::mpsc::channel();
+        let stdout = reader(child.stdout.take().expect("piped stdout"), done.clone());
+        let stderr = reader(child.stderr.take().expect("piped stderr"), done);
+        let deadline = Instant::now() + self.timeout;
         let status = loop {
             if let Some(status) = child.try_wait()? {
                 break Some(status);
             }
-            if started.elapsed() >= self.timeout {
-                let _ = child.kill();
-                let _ = child.wait();
+            if Instant::now() >= deadline {
                 break None;
             }
             std::thread::sleep(Duration::from_millis(5));
         };
-        // After a time-out the readers are left behind: a process the program started may hold
-        // its pipes open long after the program itself was killed.
         let Some(status) = status else {
+            group.kill();
+            let _ = child.wait();
             return Ok(CommandAnswer::TimedOut);
         };
-        let _ = writer.join();
+        // The program has exited; its pipes close when every process holding them has, which a
+        // background process may never do: wait for both readers until the deadline.
+        let mut closed = 0;
+        while closed < 2 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match finished.recv_timeout(left) {
+                Ok(()) => closed += 1,
+                Err(_) => {
+                    group.kill();
+                    return Ok(CommandAnswer::TimedOut);
+                }
+            }
+        }
+        drop(group);
         let stdout = stdout.join().unwrap_or_default();
         let stderr = stderr.join().unwrap_or_default();
         Ok(CommandAnswer::Exited {
@@ -120,10 +139,15 @@ pub(crate) fn allowed_env(names: &[String]) -> Vec<(String, std::ffi::OsString)>
         .collect()
 }
 
-fn reader(mut from: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+/// Reads a pipe to its end on a thread of its own, and says so on `done`.
+fn reader(
+    mut from: impl Read + Send + 'static,
+    done: std::sync::mpsc::Sender<()>,
+) -> std::thread::JoinHandle<String> {
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
         let _ = from.read_to_end(&mut bytes);
+        let _ = done.send(());
         String::from_utf8_lossy(&bytes).into_owned()
     })
 }
@@ -180,6 +204,33 @@ mod tests {
         let answer = sh("sleep 5", 200).call(&args()).unwrap();
         assert_eq!(answer, CommandAnswer::TimedOut);
         assert!(started.elapsed() < Duration::from_secs(4));
+    }
+
+    #[test]
+    fn a_background_process_holding_stdout_open_cannot_outlast_the_time_out() {
+        let started = Instant::now();
+        let answer = sh("sleep 30 & echo started", 500).call(&args()).unwrap();
+        assert_eq!(answer, CommandAnswer::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_program_that_reads_nothing_and_exits_is_an_answer() {
+        // SIGPIPE is ignored by the test harness as by skilleval: the write fails, nothing dies.
+        let tool = CommandTool {
+            argv: vec!["/bin/false".into()],
+            working_dir: std::env::temp_dir(),
+            env: vec![],
+            timeout: Duration::from_secs(5),
+        };
+        let big: Map<String, Value> = json!({"x": "y".repeat(1 << 20)})
+            .as_object()
+            .cloned()
+            .unwrap();
+        match tool.call(&big).unwrap() {
+            CommandAnswer::Exited { code, .. } => assert_eq!(code, 1),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

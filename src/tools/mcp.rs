@@ -3,15 +3,18 @@
 //! recording. Replays never start the server.
 
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 
 /// How an MCP server is started.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -51,14 +54,105 @@ pub struct McpAnswer {
     pub text: String,
 }
 
-/// A started server. Stopped (its process ended) when dropped.
+/// A started server. Stopped (its whole process group killed) when dropped.
 pub struct McpConnection {
     spec: McpServerSpec,
     runtime: tokio::runtime::Runtime,
     client: Option<RunningService<RoleClient, ()>>,
+    child: Option<tokio::process::Child>,
+    group: Option<crate::base::child::Group>,
+    /// What the server wrote on stdout that is not JSON-RPC, and the end of its stderr.
+    seen: Arc<Seen>,
+}
+
+/// What a server wrote besides its messages, for the error that explains a failure.
+#[derive(Default)]
+struct Seen {
+    /// The first stdout line that is not a JSON-RPC message: the transport ends there.
+    not_json: Mutex<Option<String>>,
+    /// The last bytes of its stderr.
+    stderr: Mutex<Vec<u8>>,
+}
+
+const STDERR_KEPT: usize = 2048;
+
+impl Seen {
+    /// Why the server failed, in its own words where it left any.
+    fn explain(&self, exited: Option<std::process::ExitStatus>) -> String {
+        let mut parts = Vec::new();
+        if let Some(line) = self.not_json.lock().expect("seen lock").as_ref() {
+            parts.push(format!(
+                "it printed {line:?} on stdout, which is not a JSON-RPC message (an MCP server over stdio writes only its messages there; its log belongs on stderr)"
+            ));
+        }
+        if let Some(status) = exited {
+            parts.push(format!("it exited ({status})"));
+        }
+        let stderr = self.stderr.lock().expect("seen lock");
+        let text = String::from_utf8_lossy(&stderr);
+        if let Some(last) = text.lines().rev().find(|l| !l.trim().is_empty()) {
+            parts.push(format!("its stderr ends: {:?}", last.trim()));
+        }
+        parts.join("; ")
+    }
+}
+
+/// The server's stdout as the MCP client reads it, ended at the first line that is not a
+/// JSON-RPC message: the SDK skips such lines, so a server printing anything else would get no
+/// word until the request timed out (two minutes, at `init`).
+struct JsonLinesOnly<R> {
+    inner: R,
+    at_line_start: bool,
+    ended: bool,
+    seen: Arc<Seen>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for JsonLinesOnly<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        if self.ended {
+            return Poll::Ready(Ok(()));
+        }
+        let mut chunk = vec![0u8; buf.remaining().min(64 * 1024)];
+        let mut read = ReadBuf::new(&mut chunk);
+        match Pin::new(&mut self.inner).poll_read(cx, &mut read) {
+            Poll::Ready(Ok(())) => {}
+            other => return other,
+        }
+        let filled = read.filled().to_vec();
+        let mut kept = filled.len();
+        for (i, &byte) in filled.iter().enumerate() {
+            if byte == b'\n' {
+                self.at_line_start = true;
+            } else if self.at_line_start && !byte.is_ascii_whitespace() {
+                if byte == b'{' || byte == b'[' {
+                    self.at_line_start = false;
+                } else {
+                    let end = filled[i..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(filled.len(), |n| i + n)
+                        .min(i + 200);
+                    let line = String::from_utf8_lossy(&filled[i..end]).trim().to_string();
+                    *self.seen.not_json.lock().expect("seen lock") = Some(line);
+                    self.ended = true;
+                    kept = i;
+                    break;
+                }
+            }
+        }
+        buf.put_slice(&filled[..kept]);
+        Poll::Ready(Ok(()))
+    }
 }
 
 impl McpConnection {
+    /// Starts the server in a process group of its own and initializes the session. A server
+    /// that exits, or prints anything but JSON-RPC on stdout, is an error at once that says
+    /// so (with the last line of its stderr); either way it is stopped.
     pub fn start(spec: &McpServerSpec) -> anyhow::Result<McpConnection> {
         // One worker runs the SDK's service loop; callers on any thread block on it.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -71,31 +165,110 @@ impl McpConnection {
         command
             .args(&spec.argv[1..])
             .current_dir(&spec.working_dir)
-            .env_clear();
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
         command.envs(super::command::allowed_env(&spec.env));
         let shown = spec.describe();
-        let client = runtime.block_on(async {
-            // The server's own log lines are not skilleval's output.
-            let (transport, _) = TokioChildProcess::builder(command)
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| {
-                    anyhow!(
-                        "{shown}: cannot start {} (in {}): {e}",
-                        program.display(),
-                        spec.working_dir.display()
-                    )
-                })?;
-            tokio::time::timeout(spec.timeout, ().serve(transport))
-                .await
-                .map_err(|_| anyhow!("{shown}: no answer to initialize within {:?}", spec.timeout))?
-                .map_err(|e| anyhow!("{shown}: initialize failed: {e}"))
-        })?;
-        Ok(McpConnection {
+        let seen = Arc::new(Seen::default());
+        let (child, group, stdin, stdout) = {
+            let _guard = runtime.enter();
+            let mut child = command.spawn().map_err(|e| {
+                anyhow!(
+                    "{shown}: cannot start {} (in {}): {e}",
+                    program.display(),
+                    spec.working_dir.display()
+                )
+            })?;
+            let group = child.id().map(crate::base::child::Group::new);
+            let stdin = child.stdin.take().expect("piped stdin");
+            let stdout = JsonLinesOnly {
+                inner: child.stdout.take().expect("piped stdout"),
+                at_line_start: true,
+                ended: false,
+                seen: seen.clone(),
+            };
+            let mut stderr = child.stderr.take().expect("piped stderr");
+            let kept = seen.clone();
+            runtime.spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = stderr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    let mut tail = kept.stderr.lock().expect("seen lock");
+                    tail.extend_from_slice(&buf[..n]);
+                    let over = tail.len().saturating_sub(STDERR_KEPT);
+                    tail.drain(..over);
+                }
+            });
+            (child, group, stdin, stdout)
+        };
+        let mut connection = McpConnection {
             spec: spec.clone(),
             runtime,
-            client: Some(client),
-        })
+            client: None,
+            child: Some(child),
+            group,
+            seen,
+        };
+        let served = connection.runtime.block_on(async {
+            tokio::time::timeout(spec.timeout, ().serve((stdout, stdin)))
+                .await
+                .map_err(|_| format!("no answer to initialize within {:?}", spec.timeout))?
+                .map_err(|e| format!("initialize failed: {e}"))
+        });
+        match served {
+            Ok(client) => {
+                connection.client = Some(client);
+                Ok(connection)
+            }
+            Err(e) => {
+                let exited = connection.exit_status();
+                let printed = connection
+                    .seen
+                    .not_json
+                    .lock()
+                    .expect("seen lock")
+                    .is_some();
+                let why = connection.seen.explain(exited);
+                // A server that exited before it answered: the SDK's error (a broken pipe on
+                // its own transport type) says less than the exit and the server's words.
+                Err(match exited {
+                    Some(_) if !printed => {
+                        anyhow!("{shown}: the server ended before it answered initialize: {why}")
+                    }
+                    _ if why.is_empty() => anyhow!("{shown}: {e}"),
+                    _ => anyhow!("{shown}: {e}: {why}"),
+                })
+            }
+        }
+    }
+
+    /// The server's exit status, if it has ended (a server that is exiting has a moment to be
+    /// seen doing so).
+    fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
+        let child = self.child.as_mut()?;
+        for _ in 0..20 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// `error` with what the server left to explain it.
+    fn explained(&self, error: anyhow::Error) -> anyhow::Error {
+        let why = self.seen.explain(None);
+        if why.is_empty() {
+            error
+        } else {
+            anyhow!("{error}: {why}")
+        }
     }
 
     fn client(&self) -> &RunningService<RoleClient, ()> {
@@ -104,17 +277,20 @@ impl McpConnection {
 
     pub fn list_tools(&self) -> anyhow::Result<Vec<ListedTool>> {
         let shown = self.spec.describe();
-        let tools = self.runtime.block_on(async {
-            tokio::time::timeout(self.spec.timeout, self.client().list_all_tools())
-                .await
-                .map_err(|_| {
-                    anyhow!(
-                        "{shown}: tools/list took longer than {:?}",
-                        self.spec.timeout
-                    )
-                })?
-                .map_err(|e| anyhow!("{shown}: tools/list failed: {e}"))
-        })?;
+        let tools = self
+            .runtime
+            .block_on(async {
+                tokio::time::timeout(self.spec.timeout, self.client().list_all_tools())
+                    .await
+                    .map_err(|_| {
+                        anyhow!(
+                            "{shown}: tools/list took longer than {:?}",
+                            self.spec.timeout
+                        )
+                    })?
+                    .map_err(|e| anyhow!("{shown}: tools/list failed: {e}"))
+            })
+            .map_err(|e| self.explained(e))?;
         Ok(tools
             .into_iter()
             .map(|t| ListedTool {
@@ -130,17 +306,20 @@ impl McpConnection {
     pub fn call(&self, tool: &str, arguments: &Map<String, Value>) -> anyhow::Result<McpAnswer> {
         let shown = self.spec.describe();
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments.clone());
-        let result = self.runtime.block_on(async {
-            tokio::time::timeout(self.spec.timeout, self.client().call_tool(params))
-                .await
-                .map_err(|_| {
-                    anyhow!(
-                        "{shown}: tools/call {tool} took longer than {:?}",
-                        self.spec.timeout
-                    )
-                })?
-                .map_err(|e| anyhow!("{shown}: tools/call {tool} failed: {e}"))
-        })?;
+        let result = self
+            .runtime
+            .block_on(async {
+                tokio::time::timeout(self.spec.timeout, self.client().call_tool(params))
+                    .await
+                    .map_err(|_| {
+                        anyhow!(
+                            "{shown}: tools/call {tool} took longer than {:?}",
+                            self.spec.timeout
+                        )
+                    })?
+                    .map_err(|e| anyhow!("{shown}: tools/call {tool} failed: {e}"))
+            })
+            .map_err(|e| self.explained(e))?;
         let value = serde_json::to_value(&result)?;
         Ok(McpAnswer {
             is_error: value
@@ -155,9 +334,17 @@ impl McpConnection {
 impl Drop for McpConnection {
     fn drop(&mut self) {
         if let Some(client) = self.client.take() {
-            let timeout = self.spec.timeout;
+            // A polite end first, briefly: the group is killed right after.
+            let timeout = self.spec.timeout.min(Duration::from_secs(5));
             self.runtime.block_on(async {
                 let _ = tokio::time::timeout(timeout, client.cancel()).await;
+            });
+        }
+        // Whatever the server started ends with it.
+        drop(self.group.take());
+        if let Some(mut child) = self.child.take() {
+            let _ = self.runtime.block_on(async {
+                tokio::time::timeout(Duration::from_secs(5), child.wait()).await
             });
         }
     }

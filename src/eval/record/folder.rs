@@ -167,8 +167,28 @@ fn lock(dir: &Path) -> anyhow::Result<File> {
     }
 }
 
-/// `value` as pretty JSON with a final newline, naming the file when it cannot be written.
+/// Refuses a run folder a process is running in (its `run.lock` is held): what is read from it
+/// now would be half a run.
+pub fn check_not_running(dir: &Path) -> anyhow::Result<()> {
+    let path = dir.join(LOCK_FILE);
+    let Ok(file) = OpenOptions::new().write(true).open(&path) else {
+        return Ok(());
+    };
+    match file.try_lock() {
+        Err(std::fs::TryLockError::WouldBlock) => bail!(
+            "{}: a skilleval process is still running in this run folder; wait for it to end",
+            dir.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// `value` as pretty JSON with a final newline, written atomically (`base::write`), naming the
+/// file when it cannot be written.
 pub fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
-    std::fs::write(path, serde_json::to_string_pretty(value)? + "\n")
-        .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))
+    crate::base::write::write_atomic(
+        path,
+        (serde_json::to_string_pretty(value)? + "\n").as_bytes(),
+    )
+    .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))
 }

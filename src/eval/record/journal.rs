@@ -76,7 +76,7 @@ impl Journal {
         // break. A cut one is dropped (`read` dropped it too, so the sample runs again); a whole
         // one gets its break. Left in place, either would sit in the middle once new lines
         // follow, and make the journal unreadable for the next `--resume`.
-        let bytes = std::fs::read(path)
+        let bytes = crate::base::input::read_input(path)
             .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
         let fixed = match torn_tail(&bytes) {
             Some(torn) => journal.file.set_len(torn.offset as u64),
@@ -179,6 +179,7 @@ pub fn parse_numbered(bytes: &[u8]) -> Result<(NumberedEntries, Option<TornLine>
         }
         let entry = serde_json::from_slice::<JournalEntry>(text)
             .map_err(|e| format!("{line}: not a journal entry: {e}"))?;
+        check_judgement(&entry.judgement).map_err(|e| format!("{line}: {e}"))?;
         match seen.get(&entry.key()) {
             Some((first, first_text)) if first_text.trim_ascii() != text.trim_ascii() => {
                 return Err(format!(
@@ -198,6 +199,35 @@ pub fn parse_numbered(bytes: &[u8]) -> Result<(NumberedEntries, Option<TornLine>
     Ok((entries, torn))
 }
 
+/// A judgement as `judge` makes it: passed exactly when no law failed, the failed laws among
+/// those that applied. A line edited by hand (or from another build) that breaks this would be
+/// counted one way by the pass rate and another by the laws.
+fn check_judgement(j: &crate::eval::judge::Judgement) -> Result<(), String> {
+    if j.passed != j.failed.is_empty() {
+        return Err(format!(
+            "field `judgement.passed`: {} while {} law(s) failed ({}); a unit passes exactly when none fails",
+            j.passed,
+            j.failed.len(),
+            j.failed.join(", ")
+        ));
+    }
+    if j.failed.len() > j.applied {
+        return Err(format!(
+            "field `judgement.failed`: {} failed laws, but only {} applied",
+            j.failed.len(),
+            j.applied
+        ));
+    }
+    if !j.applied_laws.is_empty() {
+        if let Some(stray) = j.failed.iter().find(|f| !j.applied_laws.contains(f)) {
+            return Err(format!(
+                "field `judgement.failed`: law {stray:?} failed but is not among the laws that applied"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a journal. A last line cut short by an interruption is dropped, with a warning on
 /// stderr; any other bad line is an error naming the file and the line.
 pub fn read(path: &Path) -> anyhow::Result<Vec<JournalEntry>> {
@@ -205,8 +235,8 @@ pub fn read(path: &Path) -> anyhow::Result<Vec<JournalEntry>> {
 }
 
 fn read_numbered(path: &Path) -> anyhow::Result<NumberedEntries> {
-    let bytes =
-        std::fs::read(path).map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
+    let bytes = crate::base::input::read_input(path)
+        .map_err(|e| anyhow!("{}: cannot read journal: {e}", path.display()))?;
     let (entries, torn) = parse_numbered(&bytes).map_err(|e| anyhow!("{}:{e}", path.display()))?;
     if let Some(torn) = torn {
         eprintln!("warning: {}: {torn}", path.display());

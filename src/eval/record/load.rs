@@ -44,7 +44,7 @@ pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
         manifest.plan_shape((prompts_note.is_none()).then(|| prompts.keys().cloned().collect()));
     let entries = journal::read_in_plan(&dir.join(JOURNAL_FILE), &plan)?;
     let profile_path = dir.join(PROFILE_FILE);
-    let profile = match std::fs::read_to_string(&profile_path) {
+    let profile = match crate::base::input::read_input_to_string(&profile_path) {
         Ok(text) => Some(
             serde_json::from_str::<Profile>(&text)
                 .map_err(|e| anyhow!("{}: not a profile: {e}", profile_path.display()))?,
@@ -65,7 +65,7 @@ pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
 /// not, in words for the report.
 fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, String> {
     let path = Path::new(&manifest.corpus);
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::base::input::read_input_to_string(path).map_err(|e| {
         format!(
             "prompts not shown: the corpus {} cannot be read from here ({e})",
             path.display()

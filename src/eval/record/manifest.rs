@@ -288,7 +288,7 @@ pub fn variant_label(path: &Path) -> String {
 
 /// Reads the manifest at `path`, naming the file when it cannot be read or is not a manifest.
 pub fn read(path: &Path) -> anyhow::Result<Manifest> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::base::input::read_input_to_string(path)
         .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
     parse(path, &text)
 }
@@ -303,7 +303,7 @@ pub fn write_or_check(path: &Path, manifest: &Manifest, resume: bool) -> anyhow:
     if !resume {
         return super::folder::write_json(path, manifest);
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = crate::base::input::read_input_to_string(path).map_err(|e| {
         anyhow!(
             "--resume {}: {}: {e}; without it the inputs cannot be checked",
             manifest.run_id,

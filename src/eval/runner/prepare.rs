@@ -99,7 +99,20 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
         // The journal is checked against the plan the run began with; a flag that changes the
         // plan (--seed, --variant…) is named by the manifest's own comparison after the load.
         let dir = opts.output_root.join(run_id);
-        if let Ok(began) = manifest::read(&dir.join(folder::MANIFEST_FILE)) {
+        let manifest_path = dir.join(folder::MANIFEST_FILE);
+        if std::fs::symlink_metadata(&manifest_path).is_ok() {
+            let began = manifest::read(&manifest_path)?;
+            // A sequential run plans its looks over its repeats: another --repeats would be
+            // another plan, its looks and spending no longer the run's.
+            if began.sequential.is_some() && began.repeats != opts.repeats {
+                bail!(
+                    "--resume {run_id}: {}: field `repeats`: the sequential run began with --repeats {}, and its looks are planned over them; resume it with --repeats {} (this command gives {})",
+                    manifest_path.display(),
+                    began.repeats,
+                    began.repeats,
+                    opts.repeats
+                );
+            }
             let plan = began.plan_shape(Some(corpus_ids));
             journal::read_in_plan(&dir.join(folder::JOURNAL_FILE), &plan)
                 .map_err(|e| anyhow!("--resume: {e}"))?;
@@ -141,6 +154,9 @@ fn check_output_paths(opts: &RunOptions) -> anyhow::Result<()> {
     }
     std::fs::create_dir_all(root)
         .map_err(|e| anyhow!("--output {}: cannot create folder: {e}", root.display()))?;
+    // A folder the run cannot write would fail after the load, at the run folder.
+    crate::base::write::check_writable_folder(root)
+        .map_err(|e| anyhow!("--output {}: cannot write in it: {e}", root.display()))?;
     if let BaselineSource::Run(run) = &opts.baseline_source {
         if opts.resume.is_some() {
             bail!("--baseline-from {run}: a resumed run keeps the baseline it began with; drop --baseline-from");

@@ -29,7 +29,7 @@ pub fn announce(opts: &RunOptions, folder: &RunFolder) {
 pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Result<Manifest> {
     let (opts, pack, arms) = (&run.opts, &run.opts.pack, &run.arms);
     let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
-    let corpus_text = std::fs::read_to_string(&corpus_path).unwrap_or_default();
+    let corpus_text = crate::base::input::read_input_to_string(&corpus_path).unwrap_or_default();
     let info = backend.info();
     let body = |tree: &SkillTree| {
         sha256_hex(

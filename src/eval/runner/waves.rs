@@ -57,6 +57,9 @@ fn named_open_rows(summary: &Summary) -> Vec<String> {
 }
 
 /// Parses `--budget`: seconds, or a number with `s`, `m` or `h`.
+/// The longest `--budget`: a year, in seconds.
+pub const BUDGET_MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
 pub fn parse_budget(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.char_indices().last() {
@@ -74,7 +77,13 @@ pub fn parse_budget(text: &str) -> Result<Duration, String> {
         }
     };
     match number.trim().parse::<f64>() {
-        Ok(n) if n > 0.0 && n.is_finite() => Ok(Duration::from_secs_f64(n * scale)),
+        // At most a year: a longer budget means none, and `Duration` (or an `Instant` plus
+        // it) would overflow far above.
+        Ok(n) if n > 0.0 && n.is_finite() && n * scale > BUDGET_MAX_SECONDS => Err(format!(
+            "{text:?}: a budget of at most a year ({BUDGET_MAX_SECONDS} s); leave --budget out for none"
+        )),
+        Ok(n) if n > 0.0 && n.is_finite() => Duration::try_from_secs_f64(n * scale)
+            .map_err(|e| format!("{text:?}: {e}")),
         _ => Err(format!(
             "{text:?}: give a time above 0, in seconds or with s, m or h (e.g. 10m)"
         )),

@@ -101,7 +101,8 @@ pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
     if path.is_dir() {
         bail!("{shown}: is a folder, not a model file; give the .gguf file inside it");
     }
-    let file = File::open(path).map_err(|e| match e.kind() {
+    // A FIFO or a device is refused at once (`base::input`), not read until it blocks.
+    let file = crate::base::input::open_input(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => anyhow!("{shown}: model file not found"),
         _ => anyhow!("{shown}: cannot open model file: {e}"),
     })?;

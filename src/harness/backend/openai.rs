@@ -275,7 +275,8 @@ impl OpenAiBackend {
                 .unwrap_or(wait)
                 .min(Duration::from_secs(30));
             std::thread::sleep(pause);
-            wait *= 2;
+            // Bounded, so that many retries never overflow the doubling.
+            wait = wait.saturating_mul(2).min(Duration::from_secs(30));
         }
     }
 

@@ -91,8 +91,9 @@ pub fn lint_path(root: &Path) -> anyhow::Result<Report> {
     let mut report = Report::default();
     // One file: a SKILL.md (held to its folder's name) or a variant, which lives under any name.
     if root.is_file() {
-        let text = std::fs::read(root)
-            .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", root.display()))?;
+        let text =
+            crate::base::input::read_input_limited(root, super::SKILL_FILE_MAX_BYTES, "a skill")
+                .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", root.display()))?;
         let Ok(text) = String::from_utf8(text) else {
             report.skills = 1;
             report.findings.push(whole_file(root, "is not UTF-8 text"));
@@ -134,19 +135,22 @@ pub fn lint_path(root: &Path) -> anyhow::Result<Report> {
 fn lint_folder(dir: &Path, report: &mut Report, seen: &mut BTreeMap<String, PathBuf>) {
     let file = dir.join("SKILL.md");
     report.skills += 1;
-    let text = match std::fs::read(&file).map(String::from_utf8) {
-        Ok(Ok(text)) => text,
-        Ok(Err(_)) => {
-            report.findings.push(whole_file(&file, "is not UTF-8 text"));
-            return;
-        }
-        Err(e) => {
-            report
-                .findings
-                .push(whole_file(&file, &format!("cannot read: {e}")));
-            return;
-        }
-    };
+    let text =
+        match crate::base::input::read_input_limited(&file, super::SKILL_FILE_MAX_BYTES, "a skill")
+            .map(String::from_utf8)
+        {
+            Ok(Ok(text)) => text,
+            Ok(Err(_)) => {
+                report.findings.push(whole_file(&file, "is not UTF-8 text"));
+                return;
+            }
+            Err(e) => {
+                report
+                    .findings
+                    .push(whole_file(&file, &format!("cannot read: {e}")));
+                return;
+            }
+        };
     let folder = dir.file_name().and_then(|n| n.to_str());
     let findings = lint_text(&text, &file, folder);
     if let Some(name) = declared_name(&text) {
@@ -304,7 +308,28 @@ pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> 
         ),
     }
     match map.get("allowed-tools") {
-        None | Some(Value::String(_)) => {}
+        None => {}
+        Some(Value::String(text)) => {
+            // Each entry's name (before a `(pattern)`) is held to the rule a pack's tools are.
+            // A pattern in parentheses may hold spaces (`Bash(git add:*)`): only the names
+            // outside them are checked.
+            let mut depth = 0usize;
+            for entry in text.split_whitespace() {
+                if depth == 0 {
+                    let name = entry.split('(').next().unwrap_or(entry);
+                    if let Err(e) = crate::harness::tools::check_tool_name(name) {
+                        error("allowed-tools", e);
+                    }
+                }
+                for c in entry.chars() {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+            }
+        }
         Some(Value::Sequence(_)) => error(
             "allowed-tools",
             "is a list; the format wants one space-separated string (`allowed-tools: a b`)".into(),

@@ -137,13 +137,14 @@ impl Skill {
             bail!("skill {} has no reference named {name:?}", self.name());
         };
         let stem = name.strip_suffix(".md").unwrap_or(name);
-        std::fs::read_to_string(dir.join("references").join(format!("{stem}.md"))).map_err(|_| {
-            anyhow!(
-                "skill {} has no reference named {name:?}; it has: {}",
-                self.name(),
-                self.reference_names().join(", ")
-            )
-        })
+        crate::base::input::read_input_to_string(dir.join("references").join(format!("{stem}.md")))
+            .map_err(|_| {
+                anyhow!(
+                    "skill {} has no reference named {name:?}; it has: {}",
+                    self.name(),
+                    self.reference_names().join(", ")
+                )
+            })
     }
 }
 
@@ -212,11 +213,18 @@ pub fn has_front_matter(text: &str) -> bool {
     })
 }
 
+/// The largest `SKILL.md` or variant read: 8 MiB, about two million tokens, more than any
+/// model's context holds. A larger file is refused when it is read (`check` and `lint` too),
+/// not found out unit by unit; a smaller one that still cannot fit the context is refused by
+/// `run` before the model loads.
+pub const SKILL_FILE_MAX_BYTES: u64 = 8 << 20;
+
 /// Reads a variant: UTF-8 text with something to say. An empty, blank or binary file would
 /// otherwise be compared as a wording (an empty body is what the control arm measures).
 pub fn read_variant(path: &Path) -> anyhow::Result<String> {
     let shown = path.display();
-    let bytes = std::fs::read(path).map_err(|e| anyhow!("{shown}: cannot read variant: {e}"))?;
+    let bytes = crate::base::input::read_input_limited(path, SKILL_FILE_MAX_BYTES, "a skill")
+        .map_err(|e| anyhow!("{shown}: cannot read variant: {e}"))?;
     let text = String::from_utf8(bytes)
         .map_err(|e| anyhow!("{shown}: the variant is not UTF-8 text ({e})"))?;
     if text.contains('\0') {
@@ -268,8 +276,11 @@ impl SkillTree {
         };
         for dir in skill_folders(entries) {
             let source = dir.join("SKILL.md");
-            let text = std::fs::read_to_string(&source)
-                .with_context(|| format!("{}: cannot read", source.display()))?;
+            let bytes =
+                crate::base::input::read_input_limited(&source, SKILL_FILE_MAX_BYTES, "a skill")
+                    .with_context(|| format!("{}: cannot read", source.display()))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow!("{}: not UTF-8 text", source.display()))?;
             let (meta, body) = parse_skill_md(&text, &source)?;
             if tree.skills.contains_key(&meta.name) {
                 bail!(

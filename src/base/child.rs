@@ -1,0 +1,161 @@
+//! How a child process (a pack's command tool, an MCP server, the BFCL helper) is started and
+//! ended. Each starts in its own process group, so that a time-out or an interrupt ends the
+//! whole group: a program that started a background process of its own cannot leave it
+//! running, nor keep skilleval waiting on a pipe the background process holds open. Live
+//! groups are listed here; Ctrl-C kills every one of them before the process exits.
+//!
+//! skilleval never restores SIGPIPE's default action: writing to a child that has exited is an
+//! `EPIPE` error of that write, which its caller reports, never a silent death of the process.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::OnceLock;
+
+const SIGINT: i32 = 2;
+const SIGKILL: i32 = 9;
+const INTERRUPTED_STATUS: i32 = 130;
+
+extern "C" {
+    fn signal(signum: i32, handler: usize) -> usize;
+    fn write(fd: i32, buf: *const u8, count: usize) -> isize;
+    fn kill(pid: i32, sig: i32) -> i32;
+    fn _exit(status: i32) -> !;
+}
+
+/// The live process groups: a fixed table, so that the signal handler can read it without a
+/// lock. 0 is a free slot.
+const SLOTS: usize = 256;
+static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
+static NOTE: OnceLock<Vec<u8>> = OnceLock::new();
+static HANDLER: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: i32) {
+    // Only async-signal-safe calls here: kill(2), write(2) and _exit(2).
+    kill_every_group();
+    if let Some(note) = NOTE.get() {
+        // SAFETY: the buffer is set once before the handler is installed, and only read here.
+        unsafe {
+            write(2, note.as_ptr(), note.len());
+        }
+    }
+    // SAFETY: ends the process at once, as the default action would.
+    unsafe { _exit(INTERRUPTED_STATUS) }
+}
+
+fn install_handler() {
+    if !HANDLER.swap(true, Ordering::SeqCst) {
+        // SAFETY: installs a handler that only makes async-signal-safe calls.
+        unsafe {
+            signal(SIGINT, on_sigint as *const () as usize);
+        }
+    }
+}
+
+/// From now on, Ctrl-C prints `note` (one line) before the process ends with status 130. Only
+/// the first note of a process counts.
+pub fn say_on_interrupt(note: &str) {
+    let _ = NOTE.set(format!("\n{note}\n").into_bytes());
+    install_handler();
+}
+
+fn kill_every_group() {
+    for slot in &GROUPS {
+        let group = slot.load(Ordering::SeqCst);
+        if group > 0 {
+            // SAFETY: kill(2) with a negative pid signals the group; it is async-signal-safe.
+            unsafe {
+                kill(-group, SIGKILL);
+            }
+        }
+    }
+}
+
+/// Starts `command` in a process group of its own (call before spawning).
+pub fn own_group(command: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    command.process_group(0);
+}
+
+/// A child's process group, listed while the guard lives; [`Group::kill`] ends every process
+/// in it, and so does dropping the guard. Ctrl-C kills every listed group.
+pub struct Group {
+    id: i32,
+    slot: Option<usize>,
+}
+
+impl Group {
+    /// Lists the group of a child started with [`own_group`] (its id is the child's pid).
+    pub fn new(pid: u32) -> Group {
+        install_handler();
+        let id = i32::try_from(pid).unwrap_or(0);
+        let slot = (id > 0)
+            .then(|| {
+                GROUPS.iter().position(|s| {
+                    s.compare_exchange(0, id, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                })
+            })
+            .flatten();
+        Group { id, slot }
+    }
+
+    /// Kills every process of the group (the child and whatever it started).
+    pub fn kill(&self) {
+        if self.id > 0 {
+            // SAFETY: signals the group this guard owns.
+            unsafe {
+                kill(-self.id, SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+        if let Some(slot) = self.slot {
+            GROUPS[slot].store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn killing_a_group_ends_the_background_process_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("bg.pid");
+        let mut command = std::process::Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("sleep 30 & echo $! > {}; wait", pid_file.display()));
+        own_group(&mut command);
+        let mut child = command.spawn().unwrap();
+        let group = Group::new(child.id());
+        let started = std::time::Instant::now();
+        while !pid_file.exists()
+            || std::fs::read_to_string(&pid_file)
+                .unwrap()
+                .trim()
+                .is_empty()
+        {
+            assert!(started.elapsed().as_secs() < 10);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let background: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        drop(group);
+        child.wait().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { kill(background, 0) } == 0;
+        let zombie = std::fs::read_to_string(format!("/proc/{background}/stat"))
+            .map(|s| s.contains(") Z "))
+            .unwrap_or(true);
+        assert!(!alive || zombie, "the background sleep outlived its group");
+    }
+}

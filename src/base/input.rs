@@ -1,0 +1,116 @@
+//! Every input file is opened here: a regular file, or a clear error. A FIFO given as
+//! `manifest.json`, `--variant` or `--corpus` would otherwise block the process forever, a
+//! device (`/dev/zero`) would be read until memory ran out, and a folder fails with a message
+//! that does not say so.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// What a file that is not a regular file is, for the error.
+fn kind_of(file_type: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_dir() {
+        "a folder"
+    } else if file_type.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if file_type.is_socket() {
+        "a socket"
+    } else if file_type.is_char_device() || file_type.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (a symlink to one is followed). The file is
+/// opened without blocking, so a FIFO is refused instead of waiting for a writer, and its kind
+/// is taken from the open file, so nothing can swap it in between.
+pub fn open_input(path: impl AsRef<Path>) -> io::Result<File> {
+    let path = path.as_ref();
+    use std::os::unix::fs::OpenOptionsExt;
+    const O_NONBLOCK: i32 = 0o4000;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)?;
+    let file_type = file.metadata()?.file_type();
+    if !file_type.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {}, not a regular file", kind_of(file_type)),
+        ));
+    }
+    // O_NONBLOCK has no effect on a regular file's reads.
+    Ok(file)
+}
+
+/// The bytes of a regular file ([`open_input`]).
+pub fn read_input(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
+    let mut file = open_input(path)?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// The text of a regular file ([`open_input`]); not UTF-8 is an error, as `fs::read_to_string`.
+pub fn read_input_to_string(path: impl AsRef<Path>) -> io::Result<String> {
+    String::from_utf8(read_input(path)?).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// The bytes of a regular file of at most `limit` bytes; a larger one is an error that gives
+/// both sizes, read no further than the limit.
+pub fn read_input_limited(path: impl AsRef<Path>, limit: u64, what: &str) -> io::Result<Vec<u8>> {
+    let file = open_input(path)?;
+    let size = file.metadata()?.len();
+    let too_big = |size: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{size} bytes is too large for {what}: at most {limit} bytes"),
+        )
+    };
+    if size > limit {
+        return Err(too_big(size));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Whether `path` is a regular file, without opening it (a symlink to one counts).
+pub fn is_regular_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_a_folder_and_a_device_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("manifest.json");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let e = read_input(&fifo).unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
+        let e = read_input(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("a folder"), "{e}");
+        let e = read_input(Path::new("/dev/zero")).unwrap_err().to_string();
+        assert!(e.contains("a device"), "{e}");
+        let file = dir.path().join("x.txt");
+        std::fs::write(&file, "x").unwrap();
+        assert_eq!(read_input_to_string(&file).unwrap(), "x");
+    }
+}
