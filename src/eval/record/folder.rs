@@ -58,6 +58,9 @@ pub struct RunFolder {
     _lock: File,
 }
 
+/// The end of the error of a new run whose folder another process created first.
+const EXISTS_ALREADY: &str = "a run with this id exists already";
+
 impl RunFolder {
     /// Creates `output_root/run_id` for a new run (an existing folder is an error), or opens it
     /// to resume.
@@ -75,7 +78,7 @@ impl RunFolder {
             })?;
             std::fs::create_dir(&dir).map_err(|e| match e.kind() {
                 std::io::ErrorKind::AlreadyExists => {
-                    anyhow!("{}: a run with this id exists already", dir.display())
+                    anyhow!("{}: {EXISTS_ALREADY}", dir.display())
                 }
                 _ => anyhow!("{}: cannot create run folder: {e}", dir.display()),
             })?;
@@ -103,11 +106,20 @@ impl RunFolder {
     ) -> anyhow::Result<RunFolder> {
         match resume {
             Some(id) => RunFolder::open(output_root, id, true),
-            None => RunFolder::open(
-                output_root,
-                &unused_run_id(output_root, &new_run_id(pack)),
-                false,
-            ),
+            None => {
+                // Another run may take the same id between the look and the creation (two runs
+                // started in the same second): the next free id is taken then.
+                let id = new_run_id(pack);
+                let mut last = None;
+                for _ in 0..100 {
+                    let candidate = unused_run_id(output_root, &id);
+                    match RunFolder::open(output_root, &candidate, false) {
+                        Err(e) if e.to_string().ends_with(EXISTS_ALREADY) => last = Some(e),
+                        other => return other,
+                    }
+                }
+                Err(last.expect("a hundred tries"))
+            }
         }
     }
 

@@ -197,13 +197,25 @@ pub fn score(
     Ok((summary, steps))
 }
 
-/// A new score folder under `output_root`, named after the pack.
+/// A new score folder under `output_root`, named after the pack; created here, so that two
+/// scores started in the same second never share one.
 pub fn new_folder(output_root: &Path, pack: &str) -> anyhow::Result<(String, PathBuf)> {
-    let id = unused_run_id(output_root, &new_run_id(&format!("{pack}-score")));
-    let dir = output_root.join(&id);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("{}: cannot create the score folder", dir.display()))?;
-    Ok((id, dir))
+    std::fs::create_dir_all(output_root)
+        .with_context(|| format!("{}: cannot create the output folder", output_root.display()))?;
+    let base = new_run_id(&format!("{pack}-score"));
+    for _ in 0..100 {
+        let id = unused_run_id(output_root, &base);
+        let dir = output_root.join(&id);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok((id, dir)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("{}: cannot create the score folder", dir.display()))
+            }
+        }
+    }
+    anyhow::bail!("{}: no free score folder name", output_root.display())
 }
 
 /// Writes the steps, the summary and both reports into `dir`.
