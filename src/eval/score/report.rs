@@ -93,12 +93,10 @@ pub fn headline(comparison: &ScoreComparison) -> String {
                 comparison.margin
             ),
             Some(largest) => format!(
-                "no row called; {} unclear, the largest {} {} [{}, {}], p (adj.) {}",
+                "no row called; {} unclear, the largest {} {}, p (adj.) {}",
                 unclear.len(),
                 row_label(largest),
-                ratio(largest.ratio),
-                ratio(largest.ratio_low).trim_start_matches('×'),
-                ratio(largest.ratio_high).trim_start_matches('×'),
+                ratio_with_interval(largest),
                 p_value(largest.p_adjusted)
             ),
         };
@@ -139,18 +137,23 @@ pub fn table(comparison: &ScoreComparison) -> String {
             row.n.to_string(),
             percent(row.mean_against),
             percent(row.mean_arm),
-            format!(
-                "{} [{}, {}]",
-                ratio(row.ratio),
-                ratio(row.ratio_low).trim_start_matches('×'),
-                ratio(row.ratio_high).trim_start_matches('×')
-            ),
+            ratio_with_interval(row),
             format!("{}/{}", row.up, row.down),
             format!("{} ({})", p_value(row.p), p_value(row.p_adjusted)),
             verdict_text(row),
         ]);
     }
     table.to_string()
+}
+
+/// `×0.30 [0.21, 0.44]`: a row's odds ratio and its interval.
+fn ratio_with_interval(row: &ScoreRow) -> String {
+    format!(
+        "{} [{}, {}]",
+        ratio(row.ratio),
+        ratio(row.ratio_low).trim_start_matches('×'),
+        ratio(row.ratio_high).trim_start_matches('×')
+    )
 }
 
 fn against_name(comparison: &ScoreComparison) -> &'static str {
@@ -232,15 +235,13 @@ pub fn markdown(summary: &ScoreSummary) -> String {
         ));
         for row in &comparison.rows {
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} [{}, {}] | {}/{} | {} ({}) | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {}/{} | {} ({}) | {} |\n",
                 row.step.name(),
                 row.category.clone().unwrap_or_else(|| "all".into()),
                 row.n,
                 percent(row.mean_against),
                 percent(row.mean_arm),
-                ratio(row.ratio),
-                ratio(row.ratio_low).trim_start_matches('×'),
-                ratio(row.ratio_high).trim_start_matches('×'),
+                ratio_with_interval(row),
                 row.up,
                 row.down,
                 p_value(row.p),
@@ -280,15 +281,13 @@ pub fn html(summary: &ScoreSummary) -> String {
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
             out.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} [{}, {}]</td><td>{}</td><td>{} ({})</td><td class=\"{class}\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td class=\"{class}\">{}</td></tr>",
                 html_escape(row.step.name()),
                 html_escape(row.category.as_deref().unwrap_or("all")),
                 row.n,
                 percent(row.mean_against),
                 percent(row.mean_arm),
-                ratio(row.ratio),
-                ratio(row.ratio_low).trim_start_matches('×'),
-                ratio(row.ratio_high).trim_start_matches('×'),
+                ratio_with_interval(row),
                 ratio_bar(row, summary.margin),
                 p_value(row.p),
                 p_value(row.p_adjusted),
