@@ -514,7 +514,10 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
     let arms = plan::arms_with_variants(true, 3);
     let result = run_with(&opts, script(&opts, &arms, &[], replies));
     let record = record::load(&result.dir).unwrap();
-    let summary = record.summary().unwrap();
+    let mut summary = record.summary().unwrap();
+    // Three samples cannot show the skill's effect, and then no variant wins by itself (the
+    // test below): read without the control, as a run without one.
+    summary.skill_effect = None;
 
     // second.md passes every lookup, where the baseline misses Uccle: it wins.
     let winner = stamp::winner(&record, &summary, None).unwrap();
@@ -568,4 +571,59 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
         .unwrap()
         .to_string();
     assert!(refused.contains("no front matter"), "{refused}");
+}
+
+#[test]
+fn a_wording_with_a_row_worse_is_stamped_only_when_named() {
+    let (_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let opts = options(&pack_dir, output.path(), &variants, 2);
+    let arms = plan::arms_with_variants(true, 3);
+    let result = run_with(&opts, script(&opts, &arms, &[], replies));
+    let record = record::load(&result.dir).unwrap();
+    let mut summary = record.summary().unwrap();
+    // The control of three samples shows nothing: no variant is chosen by itself.
+    let refused = stamp::winner(&record, &summary, None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(refused.contains("changed nothing measurable"), "{refused}");
+    assert!(stamp::winner(&record, &summary, Some(&variants[0])).is_ok());
+    let control = summary.skill_effect.take();
+    assert_eq!(
+        stamp::winner(&record, &summary, None).unwrap().arm,
+        Arm::Variant(1)
+    );
+
+    // The same run, but with one law of second.md's comparison worse beyond noise: its total
+    // is still the highest, and it is passed over.
+    let second = summary
+        .wordings()
+        .position(|w| w.treatment == Arm::Variant(1))
+        .unwrap();
+    let comparison = if second == 0 {
+        &mut summary.wording
+    } else {
+        &mut summary.more_wordings[second - 1]
+    };
+    let law = comparison.laws.first_mut().expect("a law row");
+    law.verdict = skilleval::eval::stats::Verdict::Worse;
+    let law_name = law.name.clone();
+    let chosen = stamp::winner(&record, &summary, None).unwrap();
+    assert_ne!(chosen.arm, Arm::Variant(1));
+    assert!(chosen.declined.is_empty());
+    let passed_over = stamp::passed_over(&record, &summary);
+    assert_eq!(passed_over.len(), 1, "{passed_over:?}");
+    assert!(
+        passed_over[0].1[0].starts_with(&law_name),
+        "{passed_over:?}"
+    );
+
+    // Named, it is stamped, and the rows that declined travel with it.
+    let named = stamp::winner(&record, &summary, Some(&variants[1])).unwrap();
+    assert_eq!(named.arm, Arm::Variant(1));
+    assert_eq!(named.declined.len(), 1, "{:?}", named.declined);
+
+    // The control's own rows say that the body changed nothing.
+    assert!(!control.unwrap().any_change());
 }

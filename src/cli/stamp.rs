@@ -9,7 +9,7 @@ use crate::eval::record;
 use crate::eval::stamp;
 
 pub const EXAMPLES: &str = "Examples:
-  skilleval stamp 20261201-090000-weather                 # the wording with the best total
+  skilleval stamp 20261201-090000-weather                 # the best total with no row worse
   skilleval stamp 20261201-090000-weather --variant packs/weather/variants/c.md
   skilleval stamp 20261201-090000-weather --dry-run       # print the stamped file instead";
 
@@ -18,7 +18,7 @@ pub struct StampArgs {
     /// The run: its folder, or its id under --output
     pub run: String,
     /// Stamp this wording of the run (a variant file, or the baseline's SKILL.md) instead of the
-    /// one with the highest total pass rate
+    /// one with the highest total pass rate among those no row of which got worse
     #[arg(long)]
     pub variant: Option<PathBuf>,
     /// Where run folders are, for a run given by its id
@@ -33,6 +33,22 @@ pub fn run(args: StampArgs) -> anyhow::Result<u8> {
     let record = record::load(&record::find(&args.run, &args.output)?)?;
     let summary = record.summary()?;
     let winner = stamp::winner(&record, &summary, args.variant.as_deref())?;
+    if winner.declined.is_empty() {
+        for (file, rows) in stamp::passed_over(&record, &summary) {
+            eprintln!(
+                "stamp: passed over {file}: run {} calls it worse in {}",
+                record.manifest.run_id,
+                rows.join(", ")
+            );
+        }
+    } else {
+        eprintln!(
+            "stamp: {} is stamped because you named it, though run {} calls it worse in {}",
+            winner.file.display(),
+            record.manifest.run_id,
+            winner.declined.join(", ")
+        );
+    }
     let stamped = stamp::stamp(&record, &summary, winner)?;
     if args.dry_run {
         print!("{}", stamped.text);

@@ -16,6 +16,23 @@ use crate::harness::skills::{parse_skill_md, split_front_matter, SkillTree};
 /// Every stamp line starts so; a new stamp replaces the lines of an earlier one.
 pub const STAMP_PREFIX: &str = "# skilleval:";
 
+/// The variants passed over because some row of theirs declined, with those rows: what
+/// `stamp` says beside the wording it chose.
+pub fn passed_over(record: &RunRecord, summary: &Summary) -> Vec<(String, Vec<String>)> {
+    let manifest = &record.manifest;
+    let files = manifest
+        .variant
+        .iter()
+        .cloned()
+        .chain(manifest.more_variants.iter().map(|v| v.path.clone()));
+    summary
+        .wordings()
+        .zip(files)
+        .map(|(wording, file)| (file, declined_rows(wording)))
+        .filter(|(_, rows)| !rows.is_empty())
+        .collect()
+}
+
 /// The wording a stamp goes to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Winner {
@@ -24,6 +41,18 @@ pub struct Winner {
     pub file: PathBuf,
     /// Its total pass rate in the run.
     pub rate: Option<f64>,
+    /// The rows the run calls worse or mixed for this wording, as the headline names them:
+    /// a wording with any is stamped only when the author names it.
+    pub declined: Vec<String>,
+}
+
+/// The rows of a wording comparison that declined (worse, or mixed), categories, total, laws.
+pub fn declined_rows(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .rows()
+        .filter(|row| row.declined())
+        .map(|row| format!("{} {}", row.name, row.verdict_label()))
+        .collect()
 }
 
 /// What `stamp` did.
@@ -34,9 +63,11 @@ pub struct Stamped {
     pub text: String,
 }
 
-/// The wording with the highest total pass rate: the baseline, or one of the variants; the
-/// baseline keeps a tie, since a change should earn its place. `asked` names a variant file
-/// instead (or the baseline's `SKILL.md`).
+/// The wording with the highest total pass rate among the baseline and the variants no row of
+/// which the run calls worse or mixed; the baseline keeps a tie, since a change should earn its
+/// place. `asked` names a variant file instead (or the baseline's `SKILL.md`), whatever its rows.
+/// A run whose control shows that the skill's body changed nothing measurable names no variant
+/// by itself: its wording rows do not show which wording the model follows.
 pub fn winner(
     record: &RunRecord,
     summary: &Summary,
@@ -48,6 +79,7 @@ pub fn winner(
         arm: Arm::Baseline,
         file: baseline_file,
         rate: summary.wording.total.reference.rate,
+        declined: Vec::new(),
     }];
     let files: Vec<PathBuf> = manifest
         .variant
@@ -61,6 +93,7 @@ pub fn winner(
             arm: wording.treatment,
             file,
             rate: wording.total.treatment.rate,
+            declined: declined_rows(wording),
         });
     }
     if let Some(asked) = asked {
@@ -84,9 +117,21 @@ pub fn winner(
         );
     }
     let mut best = candidates.remove(0);
-    for candidate in candidates {
+    for candidate in candidates.into_iter().filter(|c| c.declined.is_empty()) {
         if candidate.rate.unwrap_or(-1.0) > best.rate.unwrap_or(-1.0) {
             best = candidate;
+        }
+    }
+    if best.arm != Arm::Baseline {
+        if summary
+            .skill_effect
+            .as_ref()
+            .is_some_and(|skill| !skill.any_change())
+        {
+            bail!(
+                "run {}: removing the skill's body changed nothing measurable, so its wording rows do not show which wording the model follows and no wording is chosen for you; score the wordings (`skilleval score`), or name one with --variant to stamp it anyway",
+                manifest.run_id
+            );
         }
     }
     Ok(best)
