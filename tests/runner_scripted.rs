@@ -411,6 +411,20 @@ fn an_a_a_run_salts_the_second_arm_and_stays_within_noise() {
         assert_eq!(baseline.seed, control.seed, "{}", s.id);
     }
     assert!(result.summary.skill_effect.is_some());
+    // The report says that no variant ran, not "Wording: …" as if one had.
+    let text = skilleval::eval::report::table(&result.summary);
+    assert!(
+        text.contains("A/A: the baseline against a second draw of itself (no variant ran)"),
+        "{text}"
+    );
+    let markdown = skilleval::eval::report::markdown(&result.summary, "t", "s");
+    assert!(
+        markdown.contains("A/A (the baseline against a second draw of itself): No category"),
+        "{markdown}"
+    );
+    for text in [&text, &markdown] {
+        assert!(!text.contains("Wording"), "{text}");
+    }
 
     // With a variant both arms share each seed, so only the wording differs.
     let output = tempfile::tempdir().unwrap();

@@ -23,10 +23,29 @@ pub const EXAMPLES: &str = "Examples:
   skilleval run --pack weather --variant b.md --variant c.md  # two wordings, one baseline
   skilleval run --pack weather --variant b.md --shard 2/3   # this machine's third; then `merge`";
 
-#[derive(Clone, Copy, Debug, ValueEnum)]
+/// The exit code of a run whose control shows that the skill's body changed nothing
+/// measurable, under `--fail-on no-skill-effect`.
+pub const EXIT_NO_SKILL_EFFECT: u8 = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, ValueEnum)]
 pub enum FailOn {
-    /// Any row of any variant (category, total or law) worse or mixed beyond noise
+    /// Any row of any variant (category, total or law) worse or mixed beyond noise (exit 3)
     Worse,
+    /// The skill's body changed nothing measurable against the control, so the wording rows do
+    /// not show that the model follows either wording (exit 4)
+    NoSkillEffect,
+}
+
+/// The exit code a finished run or score ends with: 3 for a worse row, else 4 for no skill
+/// effect, each only when asked for with `--fail-on`.
+pub fn fail_on_code(fail_on: &[FailOn], worse: bool, no_skill_effect: bool) -> u8 {
+    if worse && fail_on.contains(&FailOn::Worse) {
+        EXIT_WORSE
+    } else if no_skill_effect && fail_on.contains(&FailOn::NoSkillEffect) {
+        EXIT_NO_SKILL_EFFECT
+    } else {
+        0
+    }
 }
 
 #[derive(Args, Debug)]
@@ -79,9 +98,11 @@ pub struct RunArgs {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 3 when a variant is worse beyond noise in some category, in total or in a law
-    #[arg(long)]
-    pub fail_on: Option<FailOn>,
+    /// Exit with code 3 when a variant is worse beyond noise in some category, in total or in a
+    /// law (`worse`); with code 4 when the control shows the skill's body changed nothing
+    /// (`no-skill-effect`); both may be given, comma-separated
+    #[arg(long, value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
     /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
     #[arg(long)]
     pub no_control: bool,
@@ -167,7 +188,7 @@ impl RunArgs {
 struct Outputs {
     json: bool,
     profile: bool,
-    fail_on: Option<FailOn>,
+    fail_on: Vec<FailOn>,
     junit: Option<PathBuf>,
     prompt_log: Option<PathBuf>,
 }
@@ -184,7 +205,7 @@ impl Outputs {
         Ok(Outputs {
             json: args.json,
             profile: args.profile,
-            fail_on: args.fail_on,
+            fail_on: args.fail_on.clone(),
             junit: args.junit.clone(),
             prompt_log: args.prompt_log.clone(),
         })
@@ -300,13 +321,16 @@ fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> a
     if let Some(line) = report::errors::fatal_line(&void, "the run") {
         anyhow::bail!("{line} (run {})", result.run_id);
     }
-    Ok(
-        if outputs.fail_on.is_some() && stats::any_worse(&result.summary) {
-            EXIT_WORSE
-        } else {
-            0
-        },
-    )
+    let no_skill_effect = result
+        .summary
+        .skill_effect
+        .as_ref()
+        .is_some_and(|skill| !skill.any_change());
+    Ok(fail_on_code(
+        &outputs.fail_on,
+        stats::any_worse(&result.summary),
+        no_skill_effect,
+    ))
 }
 
 /// A run seed: a whole number from 0 (a negative one is named as such, not as a flag).
@@ -354,4 +378,25 @@ pub(super) fn variant_files(given: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         files.extend(in_folder);
     }
     Ok(files)
+}
+
+#[cfg(test)]
+mod fail_on_tests {
+    use super::*;
+
+    #[test]
+    fn each_fail_on_value_acts_only_on_its_own_finding() {
+        assert_eq!(fail_on_code(&[], true, true), 0);
+        assert_eq!(fail_on_code(&[FailOn::Worse], true, true), EXIT_WORSE);
+        assert_eq!(fail_on_code(&[FailOn::Worse], false, true), 0);
+        assert_eq!(
+            fail_on_code(&[FailOn::NoSkillEffect], true, true),
+            EXIT_NO_SKILL_EFFECT
+        );
+        assert_eq!(
+            fail_on_code(&[FailOn::NoSkillEffect, FailOn::Worse], true, true),
+            EXIT_WORSE
+        );
+        assert_eq!(fail_on_code(&[FailOn::NoSkillEffect], false, false), 0);
+    }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::args::{BackendArgs, ModelArgs, ModelSource};
-use super::run::{variant_files, FailOn, EXIT_WORSE};
+use super::run::{fail_on_code, variant_files, FailOn};
 use crate::eval::pack::Pack;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::score::{self, report, rows};
@@ -60,9 +60,10 @@ pub struct ScoreArgs {
     /// Print the summary as JSON on stdout
     #[arg(long)]
     pub json: bool,
-    /// Exit with code 3 when a wording's row is worse
-    #[arg(long)]
-    pub fail_on: Option<FailOn>,
+    /// Exit with code 3 when a wording's row is worse (`worse`); with code 4 when no row of the
+    /// skill effect is better or worse (`no-skill-effect`); both may be given, comma-separated
+    #[arg(long, value_delimiter = ',')]
+    pub fail_on: Vec<FailOn>,
     /// Also write JUnit XML here: one test case per row of each wording, failed when worse
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -145,9 +146,9 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
         print!("{}", report::terminal(&summary));
         println!("score {id} → {}", dir.display());
     }
-    Ok(if args.fail_on.is_some() && report::any_worse(&summary) {
-        EXIT_WORSE
-    } else {
-        0
-    })
+    Ok(fail_on_code(
+        &args.fail_on,
+        report::any_worse(&summary),
+        report::no_skill_effect(&summary),
+    ))
 }

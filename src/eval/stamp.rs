@@ -122,17 +122,15 @@ pub fn winner(
             best = candidate;
         }
     }
-    if best.arm != Arm::Baseline {
-        if summary
-            .skill_effect
-            .as_ref()
-            .is_some_and(|skill| !skill.any_change())
-        {
-            bail!(
-                "run {}: removing the skill's body changed nothing measurable, so its wording rows do not show which wording the model follows and no wording is chosen for you; score the wordings (`skilleval score`), or name one with --variant to stamp it anyway",
-                manifest.run_id
-            );
-        }
+    let no_skill_effect = summary
+        .skill_effect
+        .as_ref()
+        .is_some_and(|skill| !skill.any_change());
+    if best.arm != Arm::Baseline && no_skill_effect {
+        bail!(
+            "run {}: removing the skill's body changed nothing measurable, so its wording rows do not show which wording the model follows and no wording is chosen for you; score the wordings (`skilleval score`), or name one with --variant to stamp it anyway",
+            manifest.run_id
+        );
     }
     Ok(best)
 }

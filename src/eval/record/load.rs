@@ -104,6 +104,9 @@ pub fn summary_at(
     }
     let mut summary = stats::summarize_looked(&outcomes, effort, looks.as_ref())?;
     summary.label_variants(&manifest.variant_labels());
+    if manifest.variant.is_none() {
+        summary.wording.label = Some(stats::A_A_LABEL.to_string());
+    }
     summary.label_control(manifest.control_removes.name());
     Ok(summary)
 }

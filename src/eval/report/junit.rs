@@ -1,9 +1,10 @@
 //! JUnit XML for CI: the wording comparison (variant against baseline) as test cases, one per
 //! category, the total, and one per law, each a `<failure>` when its verdict is `worse`. These
 //! are the rows `--fail-on worse` reads (it counts the categories and the total), with the laws
-//! added so that CI names the rule a wording broke. The skill effect is not a test: it says
-//! whether the model reads the skill, not whether the change under review is worse. Every row's
-//! figures go into the case's `<system-out>`.
+//! added so that CI names the rule a wording broke. When the control ran, one more case says
+//! whether the skill's body changes what the model does at all: it fails when it does not,
+//! since the wording rows then cannot show that the model follows either wording (what
+//! `--fail-on no-skill-effect` acts on). Every row's figures go into the case's `<system-out>`.
 
 use super::{delta_and_interval, mde, p_value, variant_column};
 use crate::eval::stats::{Comparison, Row, Summary};
@@ -31,16 +32,27 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
             suites.push((suite, class, wording, rows));
         }
     }
-    let tests: usize = suites.iter().map(|(.., rows)| rows.len()).sum();
+    let skill_case = summary.skill_effect.as_ref().map(skill_effect_case);
+    let skill_failed = skill_case.as_ref().is_some_and(|(failed, _)| *failed);
+    let tests: usize = suites.iter().map(|(.., rows)| rows.len()).sum::<usize>()
+        + usize::from(skill_case.is_some());
     let failures = suites
         .iter()
         .flat_map(|(.., rows)| rows.iter())
         .filter(|r| r.declined())
-        .count();
+        .count()
+        + usize::from(skill_failed);
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\">\n",
         escape(&format!("skilleval {run_id}"))
     );
+    if let Some((failed, case)) = &skill_case {
+        out.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"1\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n{case}  </testsuite>\n",
+            escape(&format!("skill effect ({run_id})")),
+            usize::from(*failed)
+        ));
+    }
     for (suite, class, wording, rows) in &suites {
         let failed = rows.iter().filter(|r| r.declined()).count();
         out.push_str(&format!(
@@ -76,6 +88,32 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// The skill effect's one test case, and whether it failed: the control against the
+/// baseline, failed when no row changed beyond noise.
+fn skill_effect_case(skill: &Comparison) -> (bool, String) {
+    let part = super::removed_part(skill);
+    let failed = !skill.any_change();
+    let figures = figures(&skill.total, skill);
+    let mut case = format!(
+        "    <testcase classname=\"skilleval.skill_effect\" name=\"{}\" time=\"0\">\n",
+        escape(&format!("the skill's {part} changes what the model does"))
+    );
+    if failed {
+        case.push_str(&format!(
+            "      <failure message=\"{}\" type=\"no-skill-effect\">{}</failure>\n",
+            escape(&format!(
+                "removing the skill's {part} changed nothing beyond noise: the wording rows cannot show that the model follows either wording"
+            )),
+            escape(&figures)
+        ));
+    }
+    case.push_str(&format!(
+        "      <system-out>{}</system-out>\n    </testcase>\n",
+        escape(&figures)
+    ));
+    (failed, case)
 }
 
 /// "plain_city: baseline 25.0%, variant 100.0%, Δ +75.0 [+48.9,+100.0] pp, p .004 (adj. .012),

@@ -38,7 +38,15 @@ use crate::eval::arm::Arm;
 const MANY_REPEATS: u64 = 100;
 
 /// What the report says when the model ignored the skill's body.
-pub const NO_SKILL_EFFECT: &str = "the model's behaviour did not change when the skill's body was removed: a wording comparison on this set-up cannot show an effect";
+pub const NO_SKILL_EFFECT: &str = "the model's behaviour did not change when the skill's body was removed: the baseline wording is not shown to do anything, so a variant can only be told apart from a wording with no measurable effect, and a variant that changed nothing may still differ (`skilleval score` sees what sampling a weak model misses)";
+
+/// Said after a wording's changes when the skill's body changed nothing measurable: what a
+/// "better" or "worse" there can mean.
+pub const CHANGE_WITHOUT_SKILL_EFFECT: &str = "The skill's body changed nothing measurable, so this compares the variant with a wording the model does not measurably follow: a row called better is a change from doing nothing, not evidence that the model follows the variant; read its transcripts, or score both wordings (`skilleval score`), before choosing it.";
+
+fn is_a_a(comparison: &Comparison) -> bool {
+    comparison.label.as_deref() == Some(super::stats::A_A_LABEL)
+}
 
 /// The part of the skill the control arm removed: its body, unless the comparison is labelled
 /// with another (`description`, for a pack whose control removes that).
@@ -67,6 +75,7 @@ fn comparison_name(comparison: &Comparison) -> String {
         &comparison.label,
     ) {
         (Arm::Control, Arm::Baseline, _) => "skill effect".into(),
+        _ if is_a_a(comparison) => "A/A".into(),
         (Arm::Baseline, t, Some(label)) if t.variant_index().is_some() => {
             format!("wording, {label}")
         }
@@ -88,6 +97,9 @@ fn comparison_title(comparison: &Comparison) -> String {
             "Skill effect: baseline against control (the skill with its {} removed)",
             removed_part(comparison)
         ),
+        _ if is_a_a(comparison) => {
+            "A/A: the baseline against a second draw of itself (no variant ran)".into()
+        }
         (Arm::Baseline, Arm::Variant(0), None) => "Wording: variant against baseline".into(),
         (Arm::Baseline, t, label) if t.variant_index().is_some() => format!(
             "Wording: {} ({}) against baseline",
@@ -113,7 +125,9 @@ fn wording_headlines(summary: &Summary) -> Vec<String> {
     summary
         .wordings()
         .map(|wording| {
-            let head = if several {
+            let head = if is_a_a(wording) {
+                "A/A (the baseline against a second draw of itself)".to_string()
+            } else if several {
                 format!("Wording, {}", variant_column(wording))
             } else {
                 "Wording".to_string()
@@ -319,11 +333,14 @@ fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
         ));
     }
     if let Some(skill) = summary.skill_effect.as_ref() {
-        if !wording.any_change() && !skill.any_change() {
+        if !wording.any_change() && !skill.any_change() && !is_a_a(wording) {
             text.push_str(&format!(
                 " Since removing the skill's {} changed nothing either, this does not show that the wordings are equal.",
                 removed_part(skill)
             ));
+        } else if wording.any_change() && !skill.any_change() && removed_part(skill) == "body" {
+            text.push(' ');
+            text.push_str(CHANGE_WITHOUT_SKILL_EFFECT);
         }
     }
     text
@@ -704,12 +721,26 @@ mod tests {
         assert!(!skill.any_change());
         for text in [table(&summary), markdown(&summary, "t", "s")] {
             assert!(text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
-            // The wording's changes are still named, and not called equal.
+            // The wording's changes are still named, and not called equal, and the headline
+            // says what a change can mean when the body itself changed nothing.
             assert!(text.contains("Worse: city_country"), "{text}");
+            assert!(text.contains(CHANGE_WITHOUT_SKILL_EFFECT), "{text}");
+            assert!(!text.contains("cannot show an effect"), "{text}");
         }
-        // With the body mattering, the report names where.
+        // JUnit fails the skill effect's case, where CI can act on it.
+        let xml = junit::junit(&summary, "r");
+        assert!(xml.contains("type=\"no-skill-effect\""), "{xml}");
+        assert!(
+            xml.contains("<testsuite name=\"skill effect (r)\" tests=\"1\" failures=\"1\""),
+            "{xml}"
+        );
+        // With the body mattering, the report names where, and the case passes.
         let text = table(&fixture_summary());
         assert!(!text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
+        assert!(!text.contains(CHANGE_WITHOUT_SKILL_EFFECT), "{text}");
+        let xml = junit::junit(&fixture_summary(), "r");
+        assert!(xml.contains("skilleval.skill_effect"), "{xml}");
+        assert!(!xml.contains("no-skill-effect"), "{xml}");
         // Better means the baseline, with the body, beats the control, without it.
         assert!(
             text.contains("against the control, without it): more often with it: city_country"),

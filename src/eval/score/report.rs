@@ -371,6 +371,16 @@ pub fn junit(summary: &ScoreSummary, id: &str) -> String {
 }
 
 /// Whether any wording row is worse (for `--fail-on worse`).
+/// Whether the skill effect was scored and none of its rows is better or worse: the body
+/// moves no reference step beyond the margin.
+pub fn no_skill_effect(summary: &ScoreSummary) -> bool {
+    summary
+        .comparisons
+        .iter()
+        .find(|c| c.name == "skill effect")
+        .is_some_and(|c| !c.any(ScoreVerdict::Better) && !c.any(ScoreVerdict::Worse))
+}
+
 pub fn any_worse(summary: &ScoreSummary) -> bool {
     summary
         .comparisons

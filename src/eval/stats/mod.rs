@@ -137,7 +137,7 @@ pub use pairs::StatsError;
 pub use powers::{compare_many_with_power, compare_many_with_power_at, compare_with_power, Powers};
 pub use results::{
     ArmSummary, Band, Comparison, FlakySample, HeldShare, LawFailures, RepeatsNeeded, Row, Summary,
-    Verdict,
+    Verdict, A_A_LABEL,
 };
 pub use summary::{any_worse, summarize, summarize_looked, summarize_with, wording_name};
 

@@ -284,6 +284,10 @@ pub struct FlakySample {
     pub runs: usize,
 }
 
+/// The label of the wording comparison of an A/A run: the baseline against a second draw of
+/// itself, where no variant ran.
+pub const A_A_LABEL: &str = "A/A";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub alpha: f64,
