@@ -135,6 +135,34 @@ fn agreeing_cases_with_both_directions_pass_except_for_a_sample_no_reply_can_pas
         .collect();
     assert_eq!(unpassable, ["lookup-vostok"], "{}", report.render());
     assert!(!report.agrees());
+    // Beside the finding: the result the closest reply was answered from, that reply, and
+    // each law it failed as the pack writes it, so the reader sees why without a run.
+    let text = report.render();
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("unpassable: sample lookup-vostok"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  result of station_reading: \"No recording for this call")),
+        "{text}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("  closest reply: \"")),
+        "{text}"
+    );
+    let failed = &report.unpassable[0].failed;
+    for law in failed {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("  law {law}: {{\"kind\":"))),
+            "{text}"
+        );
+    }
 }
 
 #[test]

@@ -400,3 +400,57 @@ fn a_recording_run_where_every_recording_fails_is_an_error_with_the_first_reason
     let report = std::fs::read_to_string(run_dir.join("report.md")).unwrap();
     assert!(report.contains("Errored units"), "{report}");
 }
+
+/// A command tool that prints spaced JSON: the model is shown those bytes when the call is
+/// recorded and again when it is replayed, not the JSON re-serialized, so that a law written
+/// against the program's real output holds in both.
+#[test]
+fn a_command_tool_s_printed_json_reaches_the_model_as_printed_and_replays_so() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let printed = "{\"station\": \"Vostok\", \"reading\": \"-61 °C\"}\n";
+    let toml = pack_dir.join("pack.toml");
+    runner_support::edit(
+        &toml,
+        "kind = \"recorded\"",
+        &format!(
+            "kind = \"command\"\ncommand = [\"sh\", \"-c\", {}]",
+            Value::String(format!(
+                "cat >/dev/null; printf '%s\\n' '{}'",
+                printed.trim_end()
+            ))
+        ),
+    );
+    runner_support::edit(
+        &toml,
+        "skill = \"stations\"",
+        "skill = \"stations\"\npreload = true",
+    );
+    let output = tempfile::tempdir().unwrap();
+    let shown = |record: RecordMode| {
+        let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
+        let mut opts = RunOptions::new(pack.clone());
+        opts.repeats = 1;
+        opts.control = false;
+        opts.output_root = output.path().to_path_buf();
+        opts.record = record;
+        let mut backend = runner_support::Stations::new(&pack);
+        let result = runner::run(&mut backend, &opts).expect("the run completes");
+        result
+            .entries
+            .iter()
+            .filter(|e| e.sample_id == "lookup-vostok")
+            .flat_map(|e| e.transcript.calls())
+            .map(|c| c.result.clone())
+            .collect::<Vec<_>>()
+    };
+    let recorded = shown(RecordMode::Gaps);
+    assert!(!recorded.is_empty());
+    for result in &recorded {
+        assert!(result.contains(printed.trim_end()), "{result:?}");
+    }
+    let file = pack_dir.join("fixtures/station_reading/vostok.json");
+    let fixture = read_fixture(&file);
+    assert_eq!(fixture.body["reading"], "-61 °C");
+    assert_eq!(fixture.printed.as_deref(), Some(printed));
+    assert_eq!(shown(RecordMode::Off), recorded);
+}

@@ -68,6 +68,11 @@ pub struct Fixture {
     pub status: u16,
     /// The service's answer: a JSON value, or a string for a non-JSON body.
     pub body: Value,
+    /// The answer's bytes as the tool printed them, when `body` is JSON the tool spaced or
+    /// ordered otherwise than its compact form: replay shows the model these, so that laws
+    /// written against the tool's real output hold. It must read back as `body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub printed: Option<String>,
 }
 
 impl Fixture {
@@ -75,18 +80,41 @@ impl Fixture {
     /// stay readable and editable; anything else verbatim as a string, so that `body_text`
     /// gives back exactly what was sent (a bare JSON string or number would not round-trip).
     pub fn body_from_text(text: &str) -> Value {
-        match serde_json::from_str::<Value>(text) {
-            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
-            _ => Value::String(text.to_string()),
-        }
+        Self::answer_from_text(text).0
     }
 
-    /// The answer as the service sent it (a JSON body re-serialized: same keys and order,
-    /// white space aside).
+    /// The stored `body` and `printed` of an answer: `printed` holds the exact text when the
+    /// JSON body's compact form is not it.
+    pub fn answer_from_text(text: &str) -> (Value, Option<String>) {
+        let body = match serde_json::from_str::<Value>(text) {
+            Ok(parsed @ (Value::Object(_) | Value::Array(_))) => parsed,
+            _ => return (Value::String(text.to_string()), None),
+        };
+        let compact = serde_json::to_string(&body).unwrap_or_default();
+        let printed = (compact != text).then(|| text.to_string());
+        (body, printed)
+    }
+
+    /// The answer as the tool sent it: the printed bytes when they were kept, else the body
+    /// (a JSON body in its compact form).
     pub fn body_text(&self) -> String {
+        if let Some(printed) = &self.printed {
+            return printed.clone();
+        }
         match &self.body {
             Value::String(s) => s.clone(),
             other => serde_json::to_string(other).unwrap_or_default(),
+        }
+    }
+
+    /// Why `printed` cannot stand for `body`: it does not read back as the same JSON (one was
+    /// edited without the other).
+    fn printed_disagrees(&self) -> Option<String> {
+        let printed = self.printed.as_ref()?;
+        match serde_json::from_str::<Value>(printed) {
+            Ok(value) if value == self.body => None,
+            Ok(_) => Some("does not read back as `body` (edit both, or delete `printed`)".into()),
+            Err(e) => Some(format!("is not JSON ({e}); edit it, or delete `printed`")),
         }
     }
 }
@@ -101,13 +129,17 @@ pub struct Route {
 }
 
 impl Route {
+    /// The key of a call's recording: each key argument's folded value after a `=`, and nothing
+    /// for one the call left out (or passed as `null`). Absent is a value of its own, so that
+    /// an optional argument can key recordings: a call without it is answered only by a
+    /// recording made without it, and one with it never by that one.
     pub fn key(&self, arguments: &Map<String, Value>) -> String {
         self.key_arguments
             .iter()
             .map(|k| match arguments.get(k) {
-                Some(Value::String(s)) => fold_value(s, &self.folds),
+                Some(Value::String(s)) => format!("={}", fold_value(s, &self.folds)),
                 Some(Value::Null) | None => String::new(),
-                Some(other) => fold_value(&other.to_string(), &self.folds),
+                Some(other) => format!("={}", fold_value(&other.to_string(), &self.folds)),
             })
             .collect::<Vec<_>>()
             .join("\u{1f}")
@@ -193,6 +225,9 @@ impl FixtureStore {
                 let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
                 let fixture: Fixture = serde_json::from_str(text)
                     .map_err(|e| anyhow!("{}: not a fixture: {e}", file.display()))?;
+                if let Some(why) = fixture.printed_disagrees() {
+                    bail!("{}: field `printed`: {why}", file.display());
+                }
                 let Some(route) = store.routes.get(&fixture.tool) else {
                     bail!(
                         "{}: field `tool`: no route for tool {:?}",
@@ -203,19 +238,8 @@ impl FixtureStore {
                 if route.dir != dir {
                     continue;
                 }
-                // A recording without one of its key arguments would answer a call nobody makes.
-                if let Some(missing) = route
-                    .key_arguments
-                    .iter()
-                    .find(|k| !fixture.arguments.contains_key(k.as_str()))
-                {
-                    bail!(
-                        "{}: field `arguments.{missing}` is missing: tool {:?} is keyed by {}",
-                        file.display(),
-                        fixture.tool,
-                        route.key_arguments.join(", ")
-                    );
-                }
+                // A key argument the recording lacks is a key value of its own: the recording
+                // answers calls that leave that argument out.
                 let key = route.key(&fixture.arguments);
                 let mut entries = store.entries.lock().expect("fixture lock");
                 if let Some((other, _)) = entries.get(&(fixture.tool.clone(), key.clone())) {
@@ -308,7 +332,7 @@ impl FixtureStore {
             .get(&id)
             .map(|(path, _)| (path.clone(), on_disk(path)));
         if found.is_none() {
-            let stem = slug(&key.replace('\u{1f}', " "));
+            let stem = slug(&key.replace(['\u{1f}', '='], " "));
             for n in 1.. {
                 let path = if n == 1 {
                     route.dir.join(format!("{stem}.json"))
@@ -453,5 +477,81 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn an_optional_key_argument_left_out_is_a_key_value_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let keyed = |dir: &Path| Route {
+            key_arguments: vec!["q".into(), "carrier".into()],
+            ..route(dir)
+        };
+        let store = FixtureStore::load_to_record(vec![keyed(dir.path())]).unwrap();
+        store.record(answer("1Z9", 200, "no carrier")).unwrap();
+        let mut with_carrier = answer("1Z9", 200, "by UPS");
+        with_carrier
+            .arguments
+            .insert("carrier".into(), json!("UPS"));
+        store.record(with_carrier).unwrap();
+        let mut empty_carrier = answer("1Z9", 200, "carrier given empty");
+        empty_carrier.arguments.insert("carrier".into(), json!(""));
+        store.record(empty_carrier).unwrap();
+
+        // Both load back, and each call gets the answer recorded for its own arguments.
+        let store = FixtureStore::load(vec![keyed(dir.path())]).unwrap();
+        let body = |arguments: Value| {
+            store
+                .lookup("t", arguments.as_object().unwrap())
+                .map(|(_, f)| f.body_text())
+        };
+        assert_eq!(body(json!({"q": "1z9"})).as_deref(), Some("no carrier"));
+        assert_eq!(
+            body(json!({"q": "1z9", "carrier": null})).as_deref(),
+            Some("no carrier")
+        );
+        assert_eq!(
+            body(json!({"q": "1z9", "carrier": "ups"})).as_deref(),
+            Some("by UPS")
+        );
+        assert_eq!(
+            body(json!({"q": "1z9", "carrier": ""})).as_deref(),
+            Some("carrier given empty")
+        );
+        assert_eq!(body(json!({"q": "1z9", "carrier": "DHL"})), None);
+    }
+
+    #[test]
+    fn a_json_answer_is_replayed_as_the_tool_printed_it() {
+        let printed = "{\"status\": \"in transit\",\n \"eta\": null}\n";
+        let (body, kept) = Fixture::answer_from_text(printed);
+        assert_eq!(body, json!({"status": "in transit", "eta": null}));
+        let fixture = Fixture {
+            body,
+            printed: kept,
+            ..answer("x", 200, "")
+        };
+        let stored: Fixture =
+            serde_json::from_str(&serde_json::to_string(&fixture).unwrap()).unwrap();
+        assert_eq!(stored.body_text(), printed);
+        // Compact JSON needs no copy of its bytes.
+        assert_eq!(Fixture::answer_from_text("{\"a\":1}").1, None);
+
+        // A `printed` edited apart from its `body` is refused when the store loads.
+        let dir = tempfile::tempdir().unwrap();
+        let mut edited = stored;
+        edited.printed = Some("{\"status\": \"delivered\"}".into());
+        std::fs::write(
+            dir.path().join("x.json"),
+            serde_json::to_string(&edited).unwrap(),
+        )
+        .unwrap();
+        let error = FixtureStore::load(vec![route(dir.path())])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("x.json: field `printed`: does not read back"),
+            "{error}"
+        );
     }
 }

@@ -642,21 +642,10 @@ fn string_parameters(arguments: &[String]) -> Value {
     json!({"type": "object", "properties": properties, "required": arguments})
 }
 
-/// The arguments that key an MCP tool's recordings: its required ones, else all it has.
+/// The arguments that key an MCP tool's recordings: all it has, optional ones included (an
+/// optional argument left out is a key value of its own), so that a call with another value
+/// of any of them is never answered with this one's recording.
 fn key_arguments_of(schema: &Value) -> Vec<String> {
-    let required: Vec<String> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| {
-            r.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    if !required.is_empty() {
-        return required;
-    }
     schema
         .get("properties")
         .and_then(Value::as_object)
@@ -750,10 +739,10 @@ mod tests {
     }
 
     #[test]
-    fn an_mcp_tool_is_keyed_by_its_required_arguments() {
+    fn an_mcp_tool_is_keyed_by_all_its_arguments_optional_ones_included() {
         assert_eq!(
             key_arguments_of(&json!({"properties": {"a": {}, "b": {}}, "required": ["b"]})),
-            vec!["b"]
+            vec!["a", "b"]
         );
         assert_eq!(
             key_arguments_of(&json!({"properties": {"a": {}, "b": {}}})),

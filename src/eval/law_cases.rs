@@ -248,11 +248,28 @@ pub struct Coverage {
     pub fails: usize,
 }
 
-/// A sample no reference reply passes, with the laws its closest reply failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A sample no reference reply passes, with the laws its closest reply failed, and what a
+/// reader needs to see why: that reply, the results it was answered from, and each failed
+/// law as the pack writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Unpassable {
     pub sample_id: String,
     pub failed: Vec<String>,
+    pub reply: String,
+    /// Each call of the closest reply and the result the model was shown for it.
+    pub results: Vec<(String, String)>,
+    /// Each failed law's check as written (its kind and fields, as JSON).
+    pub checks: Vec<(String, String)>,
+}
+
+/// A result or reply cut for one line of `check`'s report.
+fn shown(text: &str) -> String {
+    const MOST: usize = 240;
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(MOST) {
+        Some((end, _)) => format!("{:?}…", &one_line[..end]),
+        None => format!("{one_line:?}"),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -326,6 +343,13 @@ impl CheckReport {
                 u.sample_id,
                 u.failed.join(", ")
             ));
+            for (tool, result) in &u.results {
+                out.push_str(&format!("  result of {tool}: {}\n", shown(result)));
+            }
+            out.push_str(&format!("  closest reply: {}\n", shown(&u.reply)));
+            for (law, check) in &u.checks {
+                out.push_str(&format!("  law {law}: {check}\n"));
+            }
         }
         if !self.unpassable.is_empty() {
             out.push_str("hint: a reference reply restates its call's recording; where none answers the call, `skilleval check --record` asks the pack's live tools for it\n");
@@ -410,9 +434,23 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
                 .collect();
             passes_somehow(pack, &replayer, sample, &own)
                 .err()
-                .map(|failed| Unpassable {
-                    sample_id: sample.id.clone(),
-                    failed,
+                .map(|mut closest| {
+                    closest.sample_id = sample.id.clone();
+                    closest.checks = closest
+                        .failed
+                        .iter()
+                        .filter_map(|name| pack.laws.iter().find(|l| &l.name == name))
+                        .map(|law| {
+                            // The fields the law sets: an unset optional one says nothing.
+                            let mut check = serde_json::to_value(law.check()).unwrap_or_default();
+                            if let Some(fields) = check.as_object_mut() {
+                                fields.retain(|_, v| !v.is_null());
+                            }
+                            let check = check.to_string();
+                            (law.name.clone(), check)
+                        })
+                        .collect();
+                    closest
                 })
         })
         .collect();
@@ -435,13 +473,13 @@ struct Reference {
 }
 
 /// `Ok` when some reference reply passes every law that applies to the sample, else the
-/// failed laws of the reply that came closest.
+/// reply that came closest: its failed laws, its text and the results it was answered from.
 fn passes_somehow(
     pack: &Pack,
     replayer: &Replayer,
     sample: &Sample,
     own_cases: &[&Case],
-) -> Result<(), Vec<String>> {
+) -> Result<(), Unpassable> {
     let mut references: Vec<(Vec<CaseCall>, String, StopReason)> = own_cases
         .iter()
         .map(|c| {
@@ -457,7 +495,7 @@ fn passes_somehow(
             .into_iter()
             .map(|r| (r.calls, r.reply, StopReason::Answered)),
     );
-    let mut closest: Option<Vec<String>> = None;
+    let mut closest: Option<Unpassable> = None;
     for (calls, reply, stop) in references {
         let transcript = replayer.transcript(&calls, &reply, stop);
         let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
@@ -466,9 +504,17 @@ fn passes_somehow(
         }
         if closest
             .as_ref()
-            .is_none_or(|failed| judgement.failed.len() < failed.len())
+            .is_none_or(|c| judgement.failed.len() < c.failed.len())
         {
-            closest = Some(judgement.failed);
+            closest = Some(Unpassable {
+                failed: judgement.failed,
+                results: transcript
+                    .calls()
+                    .map(|c| (c.name.clone(), c.result.clone()))
+                    .collect(),
+                reply,
+                ..Default::default()
+            });
         }
     }
     Err(closest.unwrap_or_default())

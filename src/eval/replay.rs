@@ -48,6 +48,8 @@ struct McpStarted {
 struct LiveAnswer {
     status: u16,
     body: Value,
+    /// The exact text, where `body` is JSON printed otherwise than compactly.
+    printed: Option<String>,
     note: Option<String>,
     recorded_with: String,
 }
@@ -68,12 +70,16 @@ impl LiveServices {
             return Ok(match program.call(args)? {
                 CommandAnswer::Exited {
                     code: 0, stdout, ..
-                } => LiveAnswer {
-                    status: 200,
-                    body: Fixture::body_from_text(&stdout),
-                    note: None,
-                    recorded_with,
-                },
+                } => {
+                    let (body, printed) = Fixture::answer_from_text(&stdout);
+                    LiveAnswer {
+                        status: 200,
+                        body,
+                        printed,
+                        note: None,
+                        recorded_with,
+                    }
+                }
                 // A failing program's own words are its answer: stderr, or stdout if it said
                 // nothing there.
                 CommandAnswer::Exited {
@@ -91,12 +97,14 @@ impl LiveServices {
                         .trim()
                         .to_string(),
                     ),
+                    printed: None,
                     note: Some(format!("exit code {code}")),
                     recorded_with,
                 },
                 CommandAnswer::TimedOut => LiveAnswer {
                     status: 504,
                     body: Value::String(format!("The tool did not answer within {seconds} s.")),
+                    printed: None,
                     note: Some(format!("timed out after {seconds} s")),
                     recorded_with,
                 },
@@ -108,9 +116,11 @@ impl LiveServices {
                 eprintln!("skilleval: warning: {}: {drift}", server.describe());
             }
             let answer = started.connection.call(spec.mcp_name(), args)?;
+            let (body, printed) = Fixture::answer_from_text(&answer.text);
             return Ok(LiveAnswer {
                 status: if answer.is_error { 500 } else { 200 },
-                body: Fixture::body_from_text(&answer.text),
+                body,
+                printed,
                 note: answer
                     .is_error
                     .then(|| "the server answered isError".to_string()),
@@ -132,6 +142,8 @@ impl LiveServices {
                 Ok(LiveAnswer {
                     status: fetched.status,
                     body: Fixture::body_from_text(&fetched.body),
+                    // The typed tool renders its own text from the body's values.
+                    printed: None,
                     note: None,
                     recorded_with: format!("{} service", weather::TOOL_NAME),
                 })
@@ -273,6 +285,7 @@ fn answer(
                     stub: false,
                     status: answer.status,
                     body: answer.body,
+                    printed: answer.printed,
                 };
                 let out = render_recorded(spec, args, &fixture);
                 let (status, note) = (fixture.status, fixture.note.clone());
