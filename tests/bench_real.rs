@@ -1,23 +1,16 @@
 //! `skilleval bench` on the real default model, through the binary. The model is a tiny base
 //! model, so these assert the shape of the output, not accuracy.
 
-// Only the model path is needed here; the shared loader stays unused.
-#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Mutex;
+
+use common::cli::skilleval;
 
 /// One model process at a time: the runs share two cores with everything else.
 static MODEL_RUNS: Mutex<()> = Mutex::new(());
-
-fn skilleval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn stdout_of(out: &Output) -> String {
     assert_eq!(
@@ -72,7 +65,7 @@ enum Pick<'a> {
 
 fn bench_and_rescore_in(mode: &str, category: &str, pick: Pick, parallel: Option<usize>, ctx: u32) {
     let _one_at_a_time = MODEL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
-    let model = common::model_path();
+    let model = common::model::model_path();
     let output = tempfile::tempdir().unwrap();
     let (selector, value, limit, ids) = match pick {
         Pick::First(n) => (

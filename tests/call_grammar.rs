@@ -12,8 +12,6 @@ use skilleval::harness::toolcall::grammar::{self, CallGrammar, OfferedTool};
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
 
-#[path = "common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 fn model() -> &'static LlamaModel {
@@ -22,7 +20,7 @@ fn model() -> &'static LlamaModel {
         let backend = LlamaBackend::init().expect("llama.cpp starts");
         let model = LlamaModel::load_from_file(
             &backend,
-            common::model_path(),
+            common::model::model_path(),
             &LlamaModelParams::default(),
         )
         .expect("the default model loads");

@@ -3,12 +3,12 @@
 //! filled in. The mini pack, driven by a scripted model that asks for a station the pack has
 //! no recording of; the expected list is what that script asks, counted by hand.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, copy_pack, script_for};
+use common::scripted::{call, copy_pack, script_for};
+use common::scripted_backend::ScriptedBackend;
 use skilleval::eval::arm::Arm;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::report::gaps::{self, gap_calls};

@@ -69,7 +69,7 @@ fn run_once(sampling: Sampling) -> Transcript {
         budgets: budgets(),
         constrain_calls: false,
     };
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     agent::run(&mut *backend, &request)
 }
 
@@ -142,7 +142,7 @@ fn the_same_seed_gives_a_byte_identical_transcript() {
     ] {
         let first = reproducible_json(&run_once(sampling));
         // Another prompt in between, so the second run starts from a different cache.
-        common::backend()
+        common::model::backend()
             .generate(&skilleval::harness::backend::GenRequest {
                 prompt: "<bos>Count to three.".into(),
                 max_tokens: 4,
@@ -166,7 +166,7 @@ fn the_chat_command_prints_a_json_transcript() {
         .args(["--prompt", "What time is it in Paris?"])
         .args(["--preload", "clock", "--json", "--ctx", "2048"])
         .arg("--model")
-        .arg(common::model_path())
+        .arg(common::model::model_path())
         .output()
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr);

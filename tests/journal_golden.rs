@@ -7,7 +7,7 @@
 //! `SKILLEVAL_BLESS=1 cargo test --test journal_golden` rewrites the kept journals; do that only
 //! for a change that is meant to alter what a run writes.
 
-mod runner_support;
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ use regex::Regex;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 
-use runner_support::{mini_pack_dir, Stations};
+use common::scripted::{mini_pack_dir, Stations};
 
 /// The journal of a run of the mini pack with its variant, the control arm and two repeats.
 fn journal(parallel: usize, output: &Path) -> String {

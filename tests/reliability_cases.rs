@@ -4,7 +4,7 @@
 //! fails with "model file not found": that proves the input was checked (or accepted) before
 //! any model loads. docs/reliability.md lists the same cases.
 
-mod runner_support;
+mod common;
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use runner_support::{edit, packs_dir};
+use common::files::copy_dir;
+use common::scripted::{edit, packs_dir};
 
 /// What a case checks after its command: `Err` says what is wrong.
 type After = Box<dyn Fn(&Place) -> Result<(), String>>;
@@ -197,18 +198,6 @@ const NO_MODEL: &str = "/nonexistent/model.gguf";
 const CASE_TIME_LIMIT: Duration = Duration::from_secs(180);
 /// What a case that passed every check before the model says.
 const REACHED_MODEL: &str = "model file not found";
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
 
 struct Case {
     name: &'static str,

@@ -1,21 +1,18 @@
 //! `skilleval run` from the command line: a bad pack is one error line and exit code 1, before
 //! any model loads; and one small run of the mini pack on the real default model.
 
-mod runner_support;
+mod common;
 
 use std::process::{Command, Output};
 
 use skilleval::eval::record::{self, journal};
 use skilleval::harness::transcript::StopReason;
 
-use runner_support::{copy_pack, edit, lines, mini_pack_dir};
+use common::cli::skilleval;
+use common::scripted::{copy_pack, edit, lines, mini_pack_dir};
 
 fn skilleval_run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    skilleval(&[&["run"], args].concat())
 }
 
 /// `skilleval run` of the mini pack against its variant, with `args` after.

@@ -9,11 +9,11 @@ use skilleval::harness::backend::llama::LlamaOptions;
 use skilleval::harness::backend::{Backend, GenRequest, Generation};
 
 fn request(prompt: &str, temperature: f32, seed: u32, max_tokens: u32) -> GenRequest {
-    common::gemma_request(prompt, seed, temperature, max_tokens)
+    common::model::gemma_request(prompt, seed, temperature, max_tokens)
 }
 
 fn engine(sequences: usize, chunk_aligned_reuse: bool) -> BatchedEngine {
-    let mut llama = LlamaOptions::new(common::model_path());
+    let mut llama = LlamaOptions::new(common::model::model_path());
     llama.n_ctx = 2048;
     let mut options = BatchedOptions::new(llama, sequences);
     options.chunk_aligned_reuse = chunk_aligned_reuse;
@@ -56,7 +56,7 @@ fn one_sequence_engine_matches_the_one_sequence_backend() {
         .map(|(i, q)| request(q, if i % 2 == 0 { 0.0 } else { 0.9 }, i as u32, 16))
         .collect();
     let single: Vec<Generation> = {
-        let mut backend = common::backend();
+        let mut backend = common::model::backend();
         requests
             .iter()
             .map(|r| backend.generate(r).unwrap())
@@ -132,7 +132,7 @@ fn a_shared_prefix_is_reused_across_sequences() {
     assert_eq!(cached % 256, 0, "reuse ends on a chunk boundary");
     assert!(cached < g2.metrics.prompt_tokens);
     // The prefix was computed in the chunks a fresh prefill uses: reusing it changes nothing.
-    let fresh = common::backend().generate(&second).unwrap();
+    let fresh = common::model::backend().generate(&second).unwrap();
     assert_eq!(g2.text, fresh.text);
     let stats = engine.stats();
     assert_eq!(stats.prefix_hits, 1);
@@ -265,6 +265,6 @@ fn a_cache_between_generating_sequences_is_left_as_it_was() {
         "{:?}",
         again.metrics
     );
-    let fresh = common::backend().generate(&follow_up).unwrap();
+    let fresh = common::model::backend().generate(&follow_up).unwrap();
     assert_eq!(again.text, fresh.text);
 }

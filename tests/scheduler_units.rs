@@ -1,7 +1,7 @@
 //! The scheduler without a model: every unit runs once and comes back, a failing journal stops
 //! new work, and a parallel run of the mini pack judges exactly what a sequential one does.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,8 +18,8 @@ use skilleval::exec::scheduler;
 use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{lines, mini_pack_dir, StationReplies};
+use common::scripted::{lines, mini_pack_dir, StationReplies};
+use common::scripted_backend::ScriptedBackend;
 
 /// A model that serves several callers at once and answers from the prompt alone, as a
 /// diligent model would: it asks for the station the user named, then repeats the reading.

@@ -1,25 +1,18 @@
 //! `skilleval score` before any model: what it refuses, in one line, and the reference steps it
 //! finds in the shipped packs. No model, server or browser is needed.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::eval::score::{self, reference::FirstStep};
 
+use common::cli::{outcome, skilleval};
+
 fn score(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .arg("score")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(&skilleval(&[&["score"], args].concat()))
 }
 
 #[test]

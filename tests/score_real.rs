@@ -49,7 +49,7 @@ fn score_weather(
     opts.output_root = out.path().to_path_buf();
     let prepared = runner::prepare(&opts).unwrap();
     let references = score::references(&prepared).unwrap();
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     score::score(&mut *backend, &prepared, &references, DEFAULT_MARGIN, false).unwrap()
 }
 
@@ -69,7 +69,7 @@ fn the_scored_probability_is_what_the_sampler_draws() {
         top_p: 0.95,
         seed: 0,
     };
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let draws = 400u32;
     let mut texts: Vec<String> = Vec::new();
     for seed in 0..draws {

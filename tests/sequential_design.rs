@@ -12,6 +12,7 @@
 //! use 100, 400 and 2,000. `SKILLEVAL_SPENDING=pocock` (or `obrien_fleming`) reports another
 //! spending function than the default.
 
+mod common;
 mod simulated;
 
 use simulated::{simulated_run, Shape, SHAPES};
@@ -30,10 +31,7 @@ const EFFORT: Effort = Effort {
 };
 
 fn runs(default: usize) -> usize {
-    std::env::var("SKILLEVAL_SEQUENTIAL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    common::env::count("SKILLEVAL_SEQUENTIAL_RUNS", default)
 }
 
 fn spending() -> Spending {
@@ -153,11 +151,7 @@ fn report(shape: &Shape, tally: &Tally, spending: Spending) {
 #[test]
 fn under_no_effect_looking_after_every_repeat_keeps_one_error_budget() {
     // Independent truth: nothing was planted, so any verdict anywhere is false.
-    let runs = std::env::var("SKILLEVAL_SEQUENTIAL_NULL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100)
-        .max(100);
+    let runs = common::env::count("SKILLEVAL_SEQUENTIAL_NULL_RUNS", 100).max(100);
     let tally = tally(&SHAPES[0], runs, 20_261_203, spending());
     report(&SHAPES[0], &tally, spending());
     let rate = tally.false_runs as f64 / runs as f64;

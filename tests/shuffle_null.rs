@@ -6,6 +6,8 @@
 //!
 //! `SKILLEVAL_SHUFFLES` sets the shuffles per journal (default 200; decision 015 gives 2,000).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -21,10 +23,7 @@ const EFFORT: Effort = Effort {
 };
 
 fn shuffles() -> usize {
-    std::env::var("SKILLEVAL_SHUFFLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+    common::env::count("SKILLEVAL_SHUFFLES", 200)
 }
 
 fn journal(name: &str) -> Vec<Outcome> {

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+mod common;
 mod simulated;
 
 use simulated::{simulated_run, Shape, CATEGORIES, SHAPES};
@@ -29,10 +30,7 @@ const EFFORT: Effort = Effort {
 };
 
 fn runs_per_shape() -> usize {
-    std::env::var("SKILLEVAL_SHAPE_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60)
+    common::env::count("SKILLEVAL_SHAPE_RUNS", 60)
 }
 
 /// Every row of a wording comparison with its name.
