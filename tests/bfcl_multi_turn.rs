@@ -32,6 +32,7 @@ fn entry(id: &str) -> Entry {
 /// Truth: BFCL's evaluator. Every case goes through `bench score`'s checker in one helper,
 /// so an entry checked many times must not see an earlier check's state.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn verdicts_and_error_types_match_bfcl() {
     let Agreement {
         cases,
@@ -86,6 +87,7 @@ fn prompt_mode(
 /// Truth: BFCL's own loop, run on the same scripted replies. Our loop must send the same
 /// messages at every step (compared after the same chat template) and write the same result.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_loop_sends_the_messages_bfcls_loop_sends() {
     let conversations = json_lines("multi_turn_conversations.jsonl");
     assert!(
@@ -128,6 +130,7 @@ fn the_loop_sends_the_messages_bfcls_loop_sends() {
 /// Truth: BFCL's checker on the result file the run wrote; a run through the harness with
 /// the ground truth's calls passes, and its folder re-scores the same.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
     let entry = entry("multi_turn_base_0");
     // Turn by turn, the ground truth's calls in the harness's markup, then a closing reply.
@@ -219,6 +222,7 @@ fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
 /// Truth: BFCL's step limit (`MAXIMUM_STEP_LIMIT`, read from bfcl-eval) and its
 /// force-terminated verdict; a reply that never stops calling ends the entry.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_model_that_never_stops_calling_is_stopped_at_bfcls_step_limit() {
     let entry = entry("multi_turn_base_0");
     let launch = launch();
@@ -235,6 +239,7 @@ fn a_model_that_never_stops_calling_is_stopped_at_bfcls_step_limit() {
 
 /// Truth: BFCL's decoder; the helper reports its three outcomes apart.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_helper_decodes_as_bfcl_does() {
     let mut helper = Helper::start(&launch()).unwrap();
     assert_eq!(
@@ -270,6 +275,7 @@ fn a_missing_bfcl_eval_names_the_set_up_command() {
 /// A result BFCL's own evaluator cannot read (a turn that is not a list) stops the scoring, as
 /// it stops BFCL's, and the error names the file and the entry.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_result_bfcl_cannot_read_is_named_by_file_and_entry() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("BFCL_v4_multi_turn_base_result.json");

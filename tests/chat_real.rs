@@ -6,6 +6,7 @@ mod common;
 use serde_json::Value;
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
     common::model::model_path();
     // Greedy (chat's default temperature), so the same call every time on the default model.

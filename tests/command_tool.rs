@@ -93,6 +93,7 @@ fn replies(e: &JournalEntry) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
     let temp = tempfile::tempdir().unwrap();
     let pack_dir = timetable_copy(temp.path());
@@ -165,6 +166,7 @@ fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn recording_a_pack_with_nothing_live_to_ask_is_refused() {
     let temp = tempfile::tempdir().unwrap();
     let pack_dir = timetable_copy(temp.path());

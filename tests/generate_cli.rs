@@ -23,6 +23,7 @@ fn generate(extra: &[&str]) -> (String, String) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn stdout_holds_only_the_text_and_stderr_the_figures() {
     let (stdout, stderr) = generate(&[]);
     assert!(!stdout.trim().is_empty());
@@ -33,6 +34,7 @@ fn stdout_holds_only_the_text_and_stderr_the_figures() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn json_puts_the_text_and_the_figures_in_one_object() {
     let (stdout, _) = generate(&["--json"]);
     let value: Value = serde_json::from_str(&stdout).expect("stdout is one JSON object");

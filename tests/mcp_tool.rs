@@ -165,6 +165,7 @@ fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
     let temp = tempfile::tempdir().unwrap();
     let (pack_dir, notes) = notes_pack(temp.path());
@@ -185,6 +186,7 @@ fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_recording_run_asks_the_server_and_a_replay_never_starts_it() {
     let temp = tempfile::tempdir().unwrap();
     let (pack_dir, notes) = notes_pack(temp.path());

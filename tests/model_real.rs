@@ -9,6 +9,7 @@ use skilleval::harness::backend::{Backend, FinishReason};
 use skilleval::harness::template::Family;
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn loads_as_a_base_model_spoken_to_in_a_transcript_with_threads_per_core() {
     // Gemma 3 270M base has no chat template: it never learned Gemma's turns.
     let backend = common::model::backend();
@@ -23,6 +24,7 @@ fn loads_as_a_base_model_spoken_to_in_a_transcript_with_threads_per_core() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn generates_text_with_positive_metrics() {
     let mut backend = common::model::backend();
     let g = backend
@@ -38,6 +40,7 @@ fn generates_text_with_positive_metrics() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_same_seed_gives_the_same_text() {
     let mut backend = common::model::backend();
     let a = backend
@@ -59,6 +62,7 @@ fn the_same_seed_gives_the_same_text() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_reused_prefix_gives_the_same_text_as_a_fresh_one() {
     let mut backend = common::model::backend();
     // Long enough that several whole prefill chunks are cached and reused.
@@ -79,6 +83,7 @@ fn a_reused_prefix_gives_the_same_text_as_a_fresh_one() {
 /// `--no-prefix-cache`: every prompt is computed from scratch, and the text is what the cached
 /// backend gives for the same request.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn without_the_prefix_cache_nothing_is_reused_and_the_text_is_the_same() {
     let shared = "The following is a list of facts about lakes.\n".repeat(60);
     let p1 = format!("{shared}Which lake is deepest?");
@@ -109,6 +114,7 @@ fn without_the_prefix_cache_nothing_is_reused_and_the_text_is_the_same() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn max_tokens_and_stop_strings_end_generation() {
     let mut backend = common::model::backend();
     let g = backend
@@ -130,6 +136,7 @@ fn max_tokens_and_stop_strings_end_generation() {
 /// An instruct model ends its reply with an end-of-generation token: the batched engine keeps
 /// the text before it, as the one-sequence backend does (it used to answer with nothing).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
     use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
     use skilleval::harness::backend::GenRequest;
@@ -177,6 +184,7 @@ fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
 /// the whole prompt was read before) finds the injected ones too. A prompt with no such text is
 /// tokenized exactly as a whole.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_turn_marker_in_content_is_text_not_a_special_token() {
     use skilleval::harness::backend::llama::prompt_tokens;
     use skilleval::harness::template::{render_marked, Family, Message};

@@ -169,6 +169,7 @@ fn forks_are_numbered_clients_whose_lines_keep_their_order() {
 /// The default model through the batched engine, two workers: every round the journal holds is
 /// in the log once, with the reply the model gave, under one of the two workers' numbers.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_batched_run_on_the_real_model_logs_each_round_under_its_worker() {
     use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
     use skilleval::harness::backend::llama::LlamaOptions;

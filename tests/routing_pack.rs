@@ -52,6 +52,7 @@ fn variants_change_only_the_description_and_the_control_removes_it() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn on_the_real_model_every_call_is_one_its_round_offered() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());

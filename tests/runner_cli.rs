@@ -90,6 +90,7 @@ fn a_bad_corpus_line_is_named_before_the_model_loads() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
     let model = skilleval::model_path::resolve(None);
     assert!(
@@ -158,6 +159,7 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
 /// The same run twice with the batched engine: every transcript and verdict is the same, so a
 /// batched comparison can be replayed (docs/throughput.md).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_batched_run_replays_exactly() {
     let output = tempfile::tempdir().unwrap();
     let mut journals = Vec::new();
@@ -218,6 +220,7 @@ fn units_of(folder: &std::path::Path) -> Vec<(String, String, u32, Vec<String>, 
 /// One unit at a time, a run cut short and resumed writes the transcripts and verdicts of the
 /// uninterrupted run (docs/reliability.md promises this only at --parallel 1).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_run_resumed_one_unit_at_a_time_equals_the_uninterrupted_run() {
     let output = tempfile::tempdir().unwrap();
     let whole = output.path().join("whole");
@@ -272,6 +275,7 @@ fn an_empty_variant_folder_is_one_error_line() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
     let (_temp, pack) = copy_pack("mini");
     let variants = pack.join("variants");
@@ -334,6 +338,7 @@ fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
 /// Ctrl-C mid-run: the run's id was printed when it started, the interrupt says how to go on,
 /// and the same command with `--resume` finishes the run (real default model).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_interrupted_run_names_itself_and_resumes() {
     use std::io::{BufRead, BufReader, Read};
     let output = tempfile::tempdir().unwrap();
@@ -404,6 +409,7 @@ fn an_interrupted_run_names_itself_and_resumes() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_sequential_run_on_the_real_model_stops_when_no_row_can_be_called() {
     // The mini pack's six samples can hardly reach the family's level in any row, so the run
     // settles before its third wave, and the manifest and the report say why.

@@ -149,6 +149,7 @@ fn report(shape: &Shape, tally: &Tally, spending: Spending) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn under_no_effect_looking_after_every_repeat_keeps_one_error_budget() {
     // Independent truth: nothing was planted, so any verdict anywhere is false.
     let runs = common::env::count("SKILLEVAL_SEQUENTIAL_NULL_RUNS", 100).max(100);
@@ -163,6 +164,7 @@ fn under_no_effect_looking_after_every_repeat_keeps_one_error_budget() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_strong_effect_is_called_as_the_fixed_run_calls_it_in_fewer_repeats() {
     let runs = runs(40);
     let shape = &SHAPES[1];
@@ -179,6 +181,7 @@ fn a_strong_effect_is_called_as_the_fixed_run_calls_it_in_fewer_repeats() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn every_shape_is_reported_beside_the_fixed_design() {
     // A record, not a promise, beyond the error budget's bound in every shape.
     for (i, shape) in SHAPES.iter().enumerate().skip(2) {
@@ -219,6 +222,7 @@ fn headline(summary: &Summary) -> Vec<(String, Verdict)> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn on_the_readme_commands_real_journal_the_looks_reach_the_fixed_verdicts_before_the_last_repeat() {
     // Real outcomes of the README's command on the default model (792 units, 6 repeats), cut
     // after each repeat as the waves would have left them. The reference is the fixed design on

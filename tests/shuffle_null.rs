@@ -92,6 +92,7 @@ fn assert_within_budget((called, count): (usize, usize)) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn four_wordings_shuffled_stay_within_the_error_budget() {
     // Baseline and four variants (b.md, no-call.md, drops-place.md, reworded.md) over plain_city,
     // city_country, city_us_state and not_weather, 3 repeats, no control.
@@ -99,6 +100,7 @@ fn four_wordings_shuffled_stay_within_the_error_budget() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_readme_command_shuffled_stays_within_the_error_budget() {
     // Control, baseline and b.md over city_country, plain_city and not_weather, 6 repeats: the
     // README's command. All three arms are shuffled, so the wording compares two draws of one

@@ -81,6 +81,7 @@ fn judged(result: &runner::RunResult) -> Vec<JudgedRow> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_short_real_run_is_judged_and_replays_identically() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());
@@ -142,6 +143,7 @@ fn untimed(lines: &[String]) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     let out = tempfile::tempdir().unwrap();
     let variants = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants");
