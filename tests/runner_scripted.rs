@@ -9,7 +9,6 @@ use std::path::Path;
 
 use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::pack::Pack;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{self, journal, JournalEntry};
 use skilleval::eval::report;
@@ -231,9 +230,7 @@ fn a_tool_whose_recordings_are_its_world_answers_an_unrecorded_call_without_a_ga
         "folds = [\"case\", \"whitespace\", \"punctuation\"]\nunrecorded = \"No such station.\"",
     );
     let output = tempfile::tempdir().unwrap();
-    let mut opts = RunOptions::new(Pack::load(dir.to_str().unwrap()).unwrap());
-    opts.output_root = output.path().to_path_buf();
-    opts.repeats = 1;
+    let opts = run_options(&dir, output.path(), 1);
     let samples = opts.pack.corpus(None).unwrap();
     let (result, _) = run_with(&opts, script(&samples, 1, true, 0, diligent));
     let vostok = entry(&result.entries, "lookup-vostok", Arm::Baseline, 0);
