@@ -2,14 +2,13 @@
 //! one run, a baseline taken from an earlier run with the same inputs (and never from one whose
 //! inputs differ), and the winning wording stamped with its scores.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{self, JournalEntry};
@@ -22,8 +21,9 @@ use skilleval::harness::skills::SkillTree;
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::CallFormat;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, copy_pack, edit, lines, reading_of};
+use common::options::run_options;
+use common::scripted::{call, copy_pack, edit, lines, reading_of};
+use common::scripted_backend::ScriptedBackend;
 
 const TOOL: &str = "station_reading";
 
@@ -44,9 +44,7 @@ fn pack_with_variants() -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
 }
 
 fn options(pack_dir: &Path, output: &Path, variants: &[PathBuf], repeats: u32) -> RunOptions {
-    let mut opts = RunOptions::new(Pack::load(pack_dir.to_str().unwrap()).unwrap());
-    opts.output_root = output.to_path_buf();
-    opts.repeats = repeats;
+    let mut opts = run_options(pack_dir, output, repeats);
     opts.variant = variants.first().cloned();
     opts.more_variants = variants.iter().skip(1).cloned().collect();
     opts

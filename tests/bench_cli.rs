@@ -1,21 +1,13 @@
 //! `skilleval bench` through the binary, without a model: re-scoring saved result files,
 //! and mistakes caught before any model loads.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Command, Output};
 
 use skilleval::bench::score::{text_result, write_result_file};
 
-fn skilleval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::cli::{skilleval, text};
 
 /// A BFCL-style result tree made elsewhere: one right, one wrong simple_python reply and
 /// two irrelevance replies, one of which calls a function.

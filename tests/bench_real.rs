@@ -1,23 +1,16 @@
 //! `skilleval bench` on the real default model, through the binary. The model is a tiny base
 //! model, so these assert the shape of the output, not accuracy.
 
-// Only the model path is needed here; the shared loader stays unused.
-#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::sync::Mutex;
+
+use common::cli::skilleval;
 
 /// One model process at a time: the runs share two cores with everything else.
 static MODEL_RUNS: Mutex<()> = Mutex::new(());
-
-fn skilleval(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
 
 fn stdout_of(out: &Output) -> String {
     assert_eq!(
@@ -72,7 +65,7 @@ enum Pick<'a> {
 
 fn bench_and_rescore_in(mode: &str, category: &str, pick: Pick, parallel: Option<usize>, ctx: u32) {
     let _one_at_a_time = MODEL_RUNS.lock().unwrap_or_else(|e| e.into_inner());
-    let model = common::model_path();
+    let model = common::model::model_path();
     let output = tempfile::tempdir().unwrap();
     let (selector, value, limit, ids) = match pick {
         Pick::First(n) => (
@@ -163,11 +156,13 @@ fn bench_and_rescore_in(mode: &str, category: &str, pick: Pick, parallel: Option
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn prompt_mode_runs_and_its_results_rescore_the_same() {
     bench_and_rescore("prompt", "simple_python", 3, None);
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn harness_mode_runs_and_its_results_rescore_the_same() {
     bench_and_rescore("harness", "simple_python", 2, Some(1));
 }
@@ -175,6 +170,7 @@ fn harness_mode_runs_and_its_results_rescore_the_same() {
 /// The turns go through the real model and BFCL's own APIs (bfcl-eval, from `setup.sh --bfcl`).
 /// Entry 100 offers one API class (TradingBot), so its prompts are among the shortest.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn multi_turn_runs_and_its_results_rescore_the_same() {
     let pick = Pick::Id("multi_turn_base_100");
     bench_and_rescore_in("prompt", "multi_turn_base", pick, None, 16384);
@@ -182,6 +178,7 @@ fn multi_turn_runs_and_its_results_rescore_the_same() {
 
 /// Its last turn adds a held-out function.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
     let pick = Pick::Id("multi_turn_miss_func_100");
     bench_and_rescore_in("harness", "multi_turn_miss_func", pick, Some(1), 16384);
@@ -190,12 +187,14 @@ fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
 /// A memory question after its scenario's prerequisite conversations (notetaker: five
 /// conversations, the shortest scenario), all through the real model and BFCL's memory.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn memory_runs_after_its_prerequisites_and_rescores_the_same() {
     let pick = Pick::Id("memory_kv_130-notetaker-0");
     bench_and_rescore_in("prompt", "memory_kv", pick, None, 8192);
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn memory_harness_mode_runs_and_its_results_rescore_the_same() {
     let pick = Pick::Id("memory_rec_sum_131-notetaker-1");
     bench_and_rescore_in("harness", "memory_rec_sum", pick, Some(1), 8192);

@@ -1,7 +1,7 @@
 //! `bench` on a scripted backend: both modes score replies as the checker does, and the
 //! result files they write re-score to the same verdicts.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 
@@ -17,7 +17,8 @@ use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
 
-use runner_support::scripted_backend::ScriptedBackend;
+use common::options::bench_options;
+use common::scripted_backend::ScriptedBackend;
 
 fn entries(category: &str, ids: &[&str]) -> Vec<Entry> {
     let all = load_category(&default_root(), category).unwrap();
@@ -35,22 +36,14 @@ fn markup(name: &str, args: Value) -> String {
 
 fn options(mode: Mode, output: &Path, repeats: u32, temperature: f32) -> BenchOptions {
     BenchOptions {
-        mode,
-        call_format: None,
-        max_tokens: 256,
         sampling: Sampling {
             temperature,
             ..Sampling::default()
         },
         seed: 7,
         repeats,
-        limit: None,
-        ids: Vec::new(),
-        output_root: output.to_path_buf(),
         result_model: "scripted/model".into(),
-        progress: false,
-        parallel: 1,
-        helper: None,
+        ..bench_options(mode, output)
     }
 }
 

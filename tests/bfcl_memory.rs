@@ -7,60 +7,32 @@
 //! memory it saved (`scripts/bfcl/memory_conversations.py`). The corpus tests check counts and
 //! names against BFCL's files as read by hand.
 
-mod runner_support;
+mod common;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 use skilleval::bench::corpus::{
-    default_root, load_category, memory_prerequisites, Entry, MEMORY_CATEGORIES,
+    default_root, load_category, memory_prerequisites, MEMORY_CATEGORIES,
 };
-use skilleval::bench::multi_turn_helper::HelperLaunch;
 use skilleval::bench::run::{self, BenchOptions, CategoryEntries};
-use skilleval::bench::score::{score_repeats, LineChecker};
+use skilleval::bench::score::score_repeats;
 use skilleval::bench::Mode;
-use skilleval::harness::backend::Sampling;
-use skilleval::harness::template::{render, Family, Message, Role};
-use skilleval::harness::toolcall::render::render_call;
+use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::CallFormat;
 
-use runner_support::scripted_backend::ScriptedBackend;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/bfcl")
-        .join(name)
-}
-
-fn json_lines(name: &str) -> Vec<Value> {
-    fs::read_to_string(data(name))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn launch() -> HelperLaunch {
-    HelperLaunch::locate().unwrap_or_else(|error| panic!("{error:#}"))
-}
+use common::bfcl::{agreement, json_lines, launch, markup, step_prompt, Agreement};
+use common::options::bench_options;
+use common::scripted_backend::ScriptedBackend;
 
 fn options(dir: &Path, mode: Mode) -> BenchOptions {
     BenchOptions {
-        mode,
         call_format: Some(CallFormat::Markup),
         max_tokens: 64,
-        sampling: Sampling::default(),
-        seed: 1,
-        repeats: 1,
-        limit: None,
-        ids: Vec::new(),
-        output_root: dir.to_path_buf(),
-        result_model: "scripted".into(),
-        progress: false,
-        parallel: 1,
         helper: Some(launch()),
+        ..bench_options(mode, dir)
     }
 }
 
@@ -77,16 +49,6 @@ fn strings(value: &Value) -> Vec<String> {
         .collect()
 }
 
-fn role(name: &str) -> Role {
-    match name {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        other => panic!("role {other}"),
-    }
-}
-
 fn result_lines(path: &Path) -> Vec<Value> {
     fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -97,38 +59,14 @@ fn result_lines(path: &Path) -> Vec<Value> {
 
 /// Truth: BFCL's evaluator, through `evaluate_task` as `bfcl evaluate` runs it.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn verdicts_and_error_types_match_bfcl() {
-    let root = default_root();
-    let entries: HashMap<String, Entry> = MEMORY_CATEGORIES
-        .iter()
-        .flat_map(|c| load_category(&root, c).unwrap())
-        .map(|e| (e.id.clone(), e))
-        .collect();
-    let cases = json_lines("memory_agreement.jsonl");
-    let mut checker = LineChecker::new();
-    let mut mismatches = Vec::new();
-    let mut per_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut error_types = BTreeSet::new();
-    for case in &cases {
-        let id = case["id"].as_str().unwrap();
-        let want_valid = case["valid"].as_bool().unwrap();
-        let want_error = case["error_type"].as_str();
-        let got = checker.check(&entries[id], &case["result"]).unwrap();
-        if got.valid != want_valid || (!want_valid && got.error_type.as_deref() != want_error) {
-            mismatches.push(format!(
-                "{id} [{}]: BFCL {want_valid}/{want_error:?}, ours {}/{:?}",
-                case["label"], got.valid, got.error_type
-            ));
-        }
-        let counts = per_category
-            .entry(case["category"].as_str().unwrap().to_string())
-            .or_default();
-        counts.0 += 1;
-        counts.1 += usize::from(want_valid);
-        if let Some(kind) = want_error {
-            error_types.insert(kind.to_string());
-        }
-    }
+    let Agreement {
+        cases,
+        per_category,
+        error_types,
+        mismatches,
+    } = agreement(&MEMORY_CATEGORIES, "memory_agreement.jsonl");
     assert_eq!(
         per_category.keys().map(String::as_str).collect::<Vec<_>>(),
         MEMORY_CATEGORIES,
@@ -145,7 +83,7 @@ fn verdicts_and_error_types_match_bfcl() {
         mismatches.is_empty(),
         "{} of {} disagree:\n{}",
         mismatches.len(),
-        cases.len(),
+        cases,
         mismatches.join("\n")
     );
 }
@@ -281,6 +219,7 @@ fn an_unknown_scenario_names_file_line_and_field() {
 /// every step of every conversation (prerequisites first, in order, then the questions), saves
 /// the same memory, writes the same results, and BFCL's checker passes the two right answers.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_memory_loop_sends_and_saves_what_bfcls_loop_does() {
     for fixture in json_lines("memory_conversations.jsonl") {
         let category = fixture["category"].as_str().unwrap();
@@ -299,20 +238,7 @@ fn the_memory_loop_sends_and_saves_what_bfcls_loop_does() {
         let expected: Vec<String> = conversations
             .iter()
             .flat_map(|c| c["steps"].as_array().unwrap().iter())
-            .map(|step| {
-                let messages: Vec<Message> = step
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|m| {
-                        Message::new(
-                            role(m["role"].as_str().unwrap()),
-                            m["content"].as_str().unwrap(),
-                        )
-                    })
-                    .collect();
-                render(Family::Gemma, &messages)
-            })
+            .map(step_prompt)
             .collect();
         assert_eq!(backend.prompts.len(), expected.len(), "{category}: steps");
         for (step, (ours, bfcl)) in backend.prompts.iter().zip(&expected).enumerate() {
@@ -369,16 +295,10 @@ fn the_memory_loop_sends_and_saves_what_bfcls_loop_does() {
     }
 }
 
-fn markup(name: &str, args: Value) -> String {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    render_call(CallFormat::Markup, name, &args)
-}
-
 /// Harness mode: calls in the harness's markup reach BFCL's memory, a prose reply is the
 /// answer the result file keeps, and BFCL's checker passes it.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn harness_mode_writes_memory_and_keeps_the_prose_answer() {
     let id = "memory_kv_130-notetaker-0".to_string();
     let selected = select("memory_kv", std::slice::from_ref(&id));

@@ -6,88 +6,41 @@
 //! `multi_turn_conversations.jsonl` the messages BFCL's own inference loop sent at every step
 //! for scripted replies (`scripts/bfcl/multi_turn_conversations.py`).
 
-mod runner_support;
+mod common;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs;
-use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value};
-use skilleval::bench::corpus::{default_root, load_category, Entry, MULTI_TURN_CATEGORIES};
+use serde_json::json;
+use skilleval::bench::corpus::{default_root, Entry, MULTI_TURN_CATEGORIES};
 use skilleval::bench::multi_turn::{multi_turn_entry, Conduct};
 use skilleval::bench::multi_turn_helper::{Decoded, Helper, HelperLaunch};
 use skilleval::bench::run::{self, BenchOptions, CategoryEntries};
-use skilleval::bench::score::{score_repeats, LineChecker};
+use skilleval::bench::score::score_repeats;
 use skilleval::bench::{EntryOptions, EntryOutcome, Mode};
-use skilleval::harness::backend::Sampling;
-use skilleval::harness::template::{render, Family, Message, Role};
-use skilleval::harness::toolcall::render::render_call;
-use skilleval::harness::toolcall::CallFormat;
+use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-
-fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/bfcl")
-        .join(name)
-}
-
-fn launch() -> HelperLaunch {
-    HelperLaunch::locate().unwrap_or_else(|error| panic!("{error:#}"))
-}
-
-fn all_entries() -> HashMap<String, Entry> {
-    let root = default_root();
-    MULTI_TURN_CATEGORIES
-        .iter()
-        .flat_map(|c| load_category(&root, c).unwrap())
-        .map(|e| (e.id.clone(), e))
-        .collect()
-}
+use common::bfcl::{agreement, entries, json_lines, launch, markup, step_prompt, Agreement};
+use common::options::bench_options;
+use common::scripted_backend::ScriptedBackend;
 
 fn entry(id: &str) -> Entry {
-    all_entries().remove(id).expect("entry in corpus")
-}
-
-fn json_lines(name: &str) -> Vec<Value> {
-    fs::read_to_string(data(name))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    entries(&MULTI_TURN_CATEGORIES)
+        .remove(id)
+        .expect("entry in corpus")
 }
 
 /// Truth: BFCL's evaluator. Every case goes through `bench score`'s checker in one helper,
 /// so an entry checked many times must not see an earlier check's state.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn verdicts_and_error_types_match_bfcl() {
-    let entries = all_entries();
-    let cases = json_lines("multi_turn_agreement.jsonl");
-    let mut checker = LineChecker::new();
-    let mut mismatches = Vec::new();
-    let mut per_category: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    let mut error_types = BTreeSet::new();
-    for case in &cases {
-        let id = case["id"].as_str().unwrap();
-        let want_valid = case["valid"].as_bool().unwrap();
-        let want_error = case["error_type"].as_str();
-        let got = checker.check(&entries[id], &case["result"]).unwrap();
-        if got.valid != want_valid || (!want_valid && got.error_type.as_deref() != want_error) {
-            mismatches.push(format!(
-                "{id} [{}]: BFCL {want_valid}/{want_error:?}, ours {}/{:?}",
-                case["label"], got.valid, got.error_type
-            ));
-        }
-        let counts = per_category
-            .entry(case["category"].as_str().unwrap().to_string())
-            .or_default();
-        counts.0 += 1;
-        counts.1 += usize::from(want_valid);
-        if let Some(kind) = want_error {
-            error_types.insert(kind.to_string());
-        }
-    }
-    assert!(cases.len() >= 500, "only {} cases", cases.len());
+    let Agreement {
+        cases,
+        per_category,
+        error_types,
+        mismatches,
+    } = agreement(&MULTI_TURN_CATEGORIES, "multi_turn_agreement.jsonl");
+    assert!(cases >= 500, "only {cases} cases");
     assert_eq!(
         per_category.keys().map(String::as_str).collect::<Vec<_>>(),
         {
@@ -108,7 +61,7 @@ fn verdicts_and_error_types_match_bfcl() {
         mismatches.is_empty(),
         "{} of {} disagree:\n{}",
         mismatches.len(),
-        cases.len(),
+        cases,
         mismatches.join("\n")
     );
 }
@@ -131,19 +84,10 @@ fn prompt_mode(
     (outcome, backend)
 }
 
-fn role(name: &str) -> Role {
-    match name {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        other => panic!("role {other}"),
-    }
-}
-
 /// Truth: BFCL's own loop, run on the same scripted replies. Our loop must send the same
 /// messages at every step (compared after the same chat template) and write the same result.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_loop_sends_the_messages_bfcls_loop_sends() {
     let conversations = json_lines("multi_turn_conversations.jsonl");
     assert!(
@@ -169,19 +113,7 @@ fn the_loop_sends_the_messages_bfcls_loop_sends() {
         let steps = conversation["steps"].as_array().unwrap();
         assert_eq!(backend.prompts.len(), steps.len(), "{id}: steps");
         for (step, (ours, bfcl)) in backend.prompts.iter().zip(steps).enumerate() {
-            let messages: Vec<Message> = bfcl
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| {
-                    Message::new(
-                        role(m["role"].as_str().unwrap()),
-                        m["content"].as_str().unwrap(),
-                    )
-                })
-                .collect();
-            let expected = render(Family::Gemma, &messages);
-            assert_eq!(ours, &expected, "{id}: step {step}");
+            assert_eq!(ours, &step_prompt(bfcl), "{id}: step {step}");
         }
         held_out_turns += entry.multi_turn.as_ref().unwrap().held_out.len();
         if outcome.check.error_type.as_deref() == Some("multi_turn:force_terminated") {
@@ -195,16 +127,10 @@ fn the_loop_sends_the_messages_bfcls_loop_sends() {
     assert!(forced > 0, "no conversation reaches the step limit");
 }
 
-fn markup(name: &str, args: Value) -> String {
-    let Value::Object(args) = args else {
-        panic!("arguments must be an object")
-    };
-    render_call(CallFormat::Markup, name, &args)
-}
-
 /// Truth: BFCL's checker on the result file the run wrote; a run through the harness with
 /// the ground truth's calls passes, and its folder re-scores the same.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
     let entry = entry("multi_turn_base_0");
     // Turn by turn, the ground truth's calls in the harness's markup, then a closing reply.
@@ -258,19 +184,8 @@ fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let options = BenchOptions {
-        mode: Mode::Harness,
-        call_format: None,
-        max_tokens: 256,
-        sampling: Sampling::default(),
-        seed: 1,
-        repeats: 1,
-        limit: None,
-        ids: Vec::new(),
-        output_root: dir.path().to_path_buf(),
-        result_model: "scripted".into(),
-        progress: false,
-        parallel: 1,
         helper: Some(launch()),
+        ..bench_options(Mode::Harness, dir.path())
     };
     let selected = [CategoryEntries {
         name: entry.category.clone(),
@@ -307,6 +222,7 @@ fn harness_mode_runs_turns_through_the_apis_and_its_results_rescore_the_same() {
 /// Truth: BFCL's step limit (`MAXIMUM_STEP_LIMIT`, read from bfcl-eval) and its
 /// force-terminated verdict; a reply that never stops calling ends the entry.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_model_that_never_stops_calling_is_stopped_at_bfcls_step_limit() {
     let entry = entry("multi_turn_base_0");
     let launch = launch();
@@ -323,6 +239,7 @@ fn a_model_that_never_stops_calling_is_stopped_at_bfcls_step_limit() {
 
 /// Truth: BFCL's decoder; the helper reports its three outcomes apart.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_helper_decodes_as_bfcl_does() {
     let mut helper = Helper::start(&launch()).unwrap();
     assert_eq!(
@@ -342,7 +259,7 @@ fn the_helper_decodes_as_bfcl_does() {
 #[test]
 fn a_missing_bfcl_eval_names_the_set_up_command() {
     let empty = tempfile::tempdir().unwrap();
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_skilleval"))
+    let output = common::cli::command()
         .args(["bench", "--bfcl", "multi_turn_base", "--limit", "1"])
         .env("SKILLEVAL_CACHE_DIR", empty.path())
         .env_remove("SKILLEVAL_BFCL_PYTHON")
@@ -358,6 +275,7 @@ fn a_missing_bfcl_eval_names_the_set_up_command() {
 /// A result BFCL's own evaluator cannot read (a turn that is not a list) stops the scoring, as
 /// it stops BFCL's, and the error names the file and the entry.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_result_bfcl_cannot_read_is_named_by_file_and_entry() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("BFCL_v4_multi_turn_base_result.json");

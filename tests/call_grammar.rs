@@ -12,8 +12,6 @@ use skilleval::harness::toolcall::grammar::{self, CallGrammar, OfferedTool};
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
 
-#[path = "common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 fn model() -> &'static LlamaModel {
@@ -22,7 +20,7 @@ fn model() -> &'static LlamaModel {
         let backend = LlamaBackend::init().expect("llama.cpp starts");
         let model = LlamaModel::load_from_file(
             &backend,
-            common::model_path(),
+            common::model::model_path(),
             &LlamaModelParams::default(),
         )
         .expect("the default model loads");
@@ -82,6 +80,7 @@ fn call(format: CallFormat, name: &str, args: Value) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_calls_the_harness_writes_pass_and_others_are_refused() {
     for format in [CallFormat::Markup, CallFormat::JsonTag] {
         let grammar = grammar::for_calls(format, &tools()).unwrap();
@@ -141,6 +140,7 @@ fn the_calls_the_harness_writes_pass_and_others_are_refused() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn before_a_call_opens_the_grammar_lets_anything_through() {
     let grammar = grammar::for_calls(CallFormat::Markup, &tools()).unwrap();
     assert!(accepts(

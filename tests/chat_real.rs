@@ -1,31 +1,23 @@
 //! `skilleval chat --pack weather` on the real default model offers the pack's weather_lookup and
 //! answers its call from the pack's fixtures.
 
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
-    let model = skilleval::model_path::resolve(None);
-    assert!(
-        model.is_file(),
-        "{} is missing: run scripts/setup.sh first",
-        model.display()
-    );
+    common::model::model_path();
     // Greedy (chat's default temperature), so the same call every time on the default model.
-    let output = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args([
-            "chat",
-            "--pack",
-            "weather",
-            "--prompt",
-            "how cold is it in berlin today",
-            "--json",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
+    let output = common::cli::skilleval(&[
+        "chat",
+        "--pack",
+        "weather",
+        "--prompt",
+        "how cold is it in berlin today",
+        "--json",
+    ]);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),

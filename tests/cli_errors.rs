@@ -44,6 +44,7 @@ fn a_file_that_is_not_gguf_is_named() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_truncated_gguf_is_named() {
     use std::io::Read;
     let dir = tempfile::tempdir().unwrap();

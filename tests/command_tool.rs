@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use skilleval::eval::fixtures::Fixture;
-use skilleval::eval::pack::Pack;
 use skilleval::eval::record::journal::JournalEntry;
 use skilleval::eval::replay::RecordMode;
 use skilleval::eval::runner::{self, RunOptions};
+
+use common::files::copy_dir;
+use common::options::run_options;
 
 /// The timetable pack with no recordings, its program wrapped to count its starts.
 fn timetable_copy(temp: &Path) -> PathBuf {
@@ -40,26 +42,12 @@ fn timetable_copy(temp: &Path) -> PathBuf {
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap().flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
-    let mut opts = RunOptions::new(Pack::load(&pack_dir.display().to_string()).unwrap());
+    let mut opts = run_options(pack_dir, &output, 1);
     opts.record = record;
-    opts.repeats = 1;
     opts.control = false;
     opts.limit = Some(10);
     opts.categories = vec!["needs_train_times".into(), "no_direct_train".into()];
-    opts.output_root = output;
     opts
 }
 
@@ -105,10 +93,11 @@ fn replies(e: &JournalEntry) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
     let temp = tempfile::tempdir().unwrap();
     let pack_dir = timetable_copy(temp.path());
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let recorded = runner::run(
         &mut *backend,
         &options(&pack_dir, temp.path().join("recorded"), RecordMode::Gaps),
@@ -177,6 +166,7 @@ fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn recording_a_pack_with_nothing_live_to_ask_is_refused() {
     let temp = tempfile::tempdir().unwrap();
     let pack_dir = timetable_copy(temp.path());
@@ -189,7 +179,7 @@ fn recording_a_pack_with_nothing_live_to_ask_is_refused() {
         .collect::<Vec<_>>()
         .join("\n");
     std::fs::write(&pack_file, text).unwrap();
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let Err(error) = runner::run(
         &mut *backend,
         &options(&pack_dir, temp.path().join("out"), RecordMode::Gaps),

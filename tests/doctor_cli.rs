@@ -17,6 +17,7 @@ fn doctor(args: &[&str]) -> (i32, String) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_default_model_and_the_packs_pass() {
     let model = skilleval::model_path::resolve(None);
     assert!(

@@ -3,27 +3,24 @@
 //! filled in. The mini pack, driven by a scripted model that asks for a station the pack has
 //! no recording of; the expected list is what that script asks, counted by hand.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, copy_pack, script_for};
+use common::options::run_options;
+use common::scripted::{call, copy_pack, script_for};
+use common::scripted_backend::ScriptedBackend;
 use skilleval::eval::arm::Arm;
-use skilleval::eval::pack::Pack;
 use skilleval::eval::report::gaps::{self, gap_calls};
-use skilleval::eval::runner::{self, RunOptions, RunResult};
+use skilleval::eval::runner::{self, RunResult};
 use skilleval::harness::template::Family;
 
 /// Every lookup sample asks for "Nowhere Obs", which has no recording; the variant arm alone
 /// also asks for "Atlantis".
 fn run(pack_dir: &Path, output: &Path) -> RunResult {
-    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
-    let samples = pack.corpus(None).unwrap();
-    let mut opts = RunOptions::new(pack);
-    opts.repeats = 1;
+    let mut opts = run_options(pack_dir, output, 1);
+    let samples = opts.pack.corpus(None).unwrap();
     opts.control = false;
-    opts.output_root = output.to_path_buf();
     opts.categories = vec!["lookup".into()];
     let lookups: Vec<_> = samples
         .into_iter()
@@ -115,12 +112,9 @@ fn stubs_are_written_once_and_answer_nothing() {
 fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
     let (_temp, pack_dir) = copy_pack("mini");
     let out = tempfile::tempdir().unwrap();
-    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
-    let samples = pack.corpus(None).unwrap();
-    let mut opts = RunOptions::new(pack);
-    opts.repeats = 1;
+    let mut opts = run_options(&pack_dir, out.path(), 1);
+    let samples = opts.pack.corpus(None).unwrap();
     opts.control = false;
-    opts.output_root = out.path().to_path_buf();
     opts.categories = vec!["lookup".into()];
     let lookups: Vec<_> = samples
         .into_iter()
@@ -167,12 +161,9 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
 fn a_tool_the_baseline_rarely_called_points_to_score() {
     let (_temp, pack_dir) = copy_pack("mini");
     let out = tempfile::tempdir().unwrap();
-    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
-    let samples = pack.corpus(None).unwrap();
-    let mut opts = RunOptions::new(pack);
-    opts.repeats = 2;
+    let mut opts = run_options(&pack_dir, out.path(), 2);
+    let samples = opts.pack.corpus(None).unwrap();
     opts.control = false;
-    opts.output_root = out.path().to_path_buf();
     // The baseline's first unit calls; every other unit answers without a call.
     let calls_left = std::cell::Cell::new(1);
     let replies = script_for(&samples, 2, false, true, 0, |_, arm| {

@@ -1,29 +1,29 @@
 //! `skilleval generate` keeps stdout for the generated text, so it can be piped; the figures go
 //! to stderr, or into one JSON object with `--json`.
 
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
+use common::cli;
+
 fn generate(extra: &[&str]) -> (String, String) {
-    let model = skilleval::model_path::resolve(None);
-    assert!(
-        model.is_file(),
-        "{} is missing: run scripts/setup.sh first",
-        model.display()
+    common::model::model_path();
+    let out = cli::skilleval(
+        &[
+            &["generate", "--raw", "--prompt", "The capital of France is"],
+            &["--max-tokens", "4", "--ctx", "512"][..],
+            extra,
+        ]
+        .concat(),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(["generate", "--raw", "--prompt", "The capital of France is"])
-        .args(["--max-tokens", "4", "--ctx", "512"])
-        .args(extra)
-        .output()
-        .expect("the binary runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stderr = cli::text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    (cli::text(&out.stdout), stderr)
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn stdout_holds_only_the_text_and_stderr_the_figures() {
     let (stdout, stderr) = generate(&[]);
     assert!(!stdout.trim().is_empty());
@@ -34,6 +34,7 @@ fn stdout_holds_only_the_text_and_stderr_the_figures() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn json_puts_the_text_and_the_figures_in_one_object() {
     let (stdout, _) = generate(&["--json"]);
     let value: Value = serde_json::from_str(&stdout).expect("stdout is one JSON object");

@@ -1,6 +1,6 @@
 //! The round loop on the scripted backend: every path through `agent::run`, without a model.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ use skilleval::harness::toolcall::{CallFormat, RepairKind};
 use skilleval::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use skilleval::harness::transcript::{StopReason, Transcript};
 
-use runner_support::scripted_backend::ScriptedBackend;
+use common::scripted_backend::ScriptedBackend;
 
 fn skills_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/skills")

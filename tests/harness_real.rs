@@ -69,7 +69,7 @@ fn run_once(sampling: Sampling) -> Transcript {
         budgets: budgets(),
         constrain_calls: false,
     };
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     agent::run(&mut *backend, &request)
 }
 
@@ -102,6 +102,7 @@ fn reproducible_json(transcript: &Transcript) -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_loop_on_the_real_model_ends_with_a_transcript_and_real_figures() {
     let t = run_once(greedy());
     assert!(!t.rounds.is_empty());
@@ -131,6 +132,7 @@ fn a_loop_on_the_real_model_ends_with_a_transcript_and_real_figures() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_same_seed_gives_a_byte_identical_transcript() {
     for sampling in [
         greedy(),
@@ -142,7 +144,7 @@ fn the_same_seed_gives_a_byte_identical_transcript() {
     ] {
         let first = reproducible_json(&run_once(sampling));
         // Another prompt in between, so the second run starts from a different cache.
-        common::backend()
+        common::model::backend()
             .generate(&skilleval::harness::backend::GenRequest {
                 prompt: "<bos>Count to three.".into(),
                 max_tokens: 4,
@@ -158,6 +160,7 @@ fn the_same_seed_gives_a_byte_identical_transcript() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_chat_command_prints_a_json_transcript() {
     let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
         .arg("chat")
@@ -166,7 +169,7 @@ fn the_chat_command_prints_a_json_transcript() {
         .args(["--prompt", "What time is it in Paris?"])
         .args(["--preload", "clock", "--json", "--ctx", "2048"])
         .arg("--model")
-        .arg(common::model_path())
+        .arg(common::model::model_path())
         .output()
         .expect("the binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -2,7 +2,7 @@
 //! skills folder would block the read forever, and a symlink to a folder above it would never
 //! end. Both are counted by name and kind, and a regular file's edit still changes the digest.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::record::manifest::InputHashes;
 
-use runner_support::copy_pack;
+use common::scripted::copy_pack;
 
 /// The digests of the mini pack at `dir`, or a panic when they take longer than 20 s.
 fn digests_within_time(dir: &Path) -> InputHashes {

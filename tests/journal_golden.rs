@@ -7,26 +7,22 @@
 //! `SKILLEVAL_BLESS=1 cargo test --test journal_golden` rewrites the kept journals; do that only
 //! for a change that is meant to alter what a run writes.
 
-mod runner_support;
+mod common;
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
-use skilleval::eval::pack::Pack;
-use skilleval::eval::runner::{self, RunOptions};
+use skilleval::eval::runner;
 
-use runner_support::{mini_pack_dir, Stations};
+use common::options::variant_run_options;
+use common::scripted::{mini_pack_dir, Stations};
 
 /// The journal of a run of the mini pack with its variant, the control arm and two repeats.
 fn journal(parallel: usize, output: &Path) -> String {
-    let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
-    let mut backend = Stations::new(&pack);
-    let mut opts = RunOptions::new(pack);
-    opts.output_root = output.to_path_buf();
-    opts.repeats = 2;
+    let mut opts = variant_run_options(&mini_pack_dir(), output, 2);
     opts.seed = 7;
-    opts.variant = Some(mini_pack_dir().join("variant.md"));
     opts.parallel = parallel;
+    let mut backend = Stations::new(&opts.pack);
     let result = runner::run(&mut backend, &opts).expect("the run completes");
     let text = std::fs::read_to_string(result.dir.join("journal.jsonl")).unwrap();
     // Wall-clock figures differ from run to run, and fixture paths from checkout to checkout.

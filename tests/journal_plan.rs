@@ -4,27 +4,24 @@
 //! own rule for seeds (`exec::seed::sample_seed`), not the check under test: the tests edit a
 //! real journal by hand and expect the edit to be caught.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 
-use skilleval::eval::pack::Pack;
 use skilleval::eval::record;
 use skilleval::eval::record::folder::JOURNAL_FILE;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 
-use runner_support::copy_pack;
-use runner_support::scripted_backend::ScriptedBackend;
+use common::files::journal_lines;
+use common::options::variant_run_options;
+use common::scripted::copy_pack;
+use common::scripted_backend::ScriptedBackend;
 
 fn options(pack_dir: &Path, output: &Path, seed: u64, repeats: u32) -> RunOptions {
-    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
-    let mut opts = RunOptions::new(pack);
-    opts.output_root = output.to_path_buf();
-    opts.repeats = repeats;
+    let mut opts = variant_run_options(pack_dir, output, repeats);
     opts.seed = seed;
     opts.control = false;
-    opts.variant = Some(pack_dir.join("variant.md"));
     opts
 }
 
@@ -32,14 +29,6 @@ fn run(opts: &RunOptions) -> anyhow::Result<RunResult> {
     let units = opts.pack.corpus(None).unwrap().len() * 2 * opts.repeats as usize;
     let replies = vec!["Glad to help.".to_string(); units];
     runner::run(&mut ScriptedBackend::new(Family::Gemma, replies), opts)
-}
-
-fn journal_lines(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join(JOURNAL_FILE))
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
 }
 
 fn write_lines(dir: &Path, lines: &[String]) {

@@ -1,15 +1,15 @@
 //! `skilleval check`: every shipped pack's laws agree with its hand-labelled cases and every
 //! sample can pass; mistakes in a cases file are named with the file and line.
 
-mod runner_support;
+mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use skilleval::eval::law_cases::{self, CASES_FILE};
 use skilleval::eval::pack::Pack;
 
-use runner_support::copy_pack;
+use common::cli::{outcome, skilleval};
+use common::scripted::copy_pack;
 
 fn packs() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs");
@@ -44,15 +44,7 @@ fn the_weather_pack_has_cases() {
 }
 
 fn skilleval_check(pack: &Path) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(["check", "--pack", pack.to_str().unwrap()])
-        .output()
-        .expect("skilleval runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(&skilleval(&["check", "--pack", pack.to_str().unwrap()]))
 }
 
 #[test]

@@ -20,6 +20,8 @@ use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::RecordMode;
 use skilleval::eval::runner::{self, RunOptions};
 
+use common::options::run_options;
+
 /// The server's entry point as the set-up installs it; a missing server fails the test, as a
 /// missing model does: CI runs the set-up first.
 fn server_script() -> PathBuf {
@@ -155,16 +157,15 @@ fn processes_under(dir: &Path) -> Vec<String> {
 }
 
 fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
-    let mut opts = RunOptions::new(Pack::load(&pack_dir.display().to_string()).unwrap());
+    let mut opts = run_options(pack_dir, &output, 1);
     opts.record = record;
-    opts.repeats = 1;
     opts.control = false;
     opts.categories = vec![init::needs_category("read_text_file")];
-    opts.output_root = output;
     opts
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
     let temp = tempfile::tempdir().unwrap();
     let (pack_dir, notes) = notes_pack(temp.path());
@@ -185,10 +186,11 @@ fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_recording_run_asks_the_server_and_a_replay_never_starts_it() {
     let temp = tempfile::tempdir().unwrap();
     let (pack_dir, notes) = notes_pack(temp.path());
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
 
     let opts = options(&pack_dir, temp.path().join("recorded"), RecordMode::Gaps);
     let recorded = runner::run(&mut *backend, &opts).unwrap();

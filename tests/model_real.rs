@@ -2,16 +2,17 @@
 
 mod common;
 
-use common::gemma_request as request;
+use common::model::gemma_request as request;
 
 use skilleval::harness::backend::llama::{LlamaBackend, LlamaOptions};
 use skilleval::harness::backend::{Backend, FinishReason};
 use skilleval::harness::template::Family;
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn loads_as_a_base_model_spoken_to_in_a_transcript_with_threads_per_core() {
     // Gemma 3 270M base has no chat template: it never learned Gemma's turns.
-    let backend = common::backend();
+    let backend = common::model::backend();
     assert_eq!(backend.family(), Family::Transcript);
     let info = backend.info();
     assert_eq!(info.architecture.as_deref(), Some("gemma3"));
@@ -23,8 +24,9 @@ fn loads_as_a_base_model_spoken_to_in_a_transcript_with_threads_per_core() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn generates_text_with_positive_metrics() {
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let g = backend
         .generate(&request("Name three colours.", 1, 0.0, 24))
         .unwrap();
@@ -38,8 +40,9 @@ fn generates_text_with_positive_metrics() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_same_seed_gives_the_same_text() {
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let a = backend
         .generate(&request("Tell me about the sea.", 7, 0.9, 32))
         .unwrap();
@@ -59,8 +62,9 @@ fn the_same_seed_gives_the_same_text() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_reused_prefix_gives_the_same_text_as_a_fresh_one() {
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     // Long enough that several whole prefill chunks are cached and reused.
     let shared = "The following is a list of facts about rivers.\n".repeat(60);
     let p1 = format!("{shared}Which river is longest?");
@@ -79,12 +83,13 @@ fn a_reused_prefix_gives_the_same_text_as_a_fresh_one() {
 /// `--no-prefix-cache`: every prompt is computed from scratch, and the text is what the cached
 /// backend gives for the same request.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn without_the_prefix_cache_nothing_is_reused_and_the_text_is_the_same() {
     let shared = "The following is a list of facts about lakes.\n".repeat(60);
     let p1 = format!("{shared}Which lake is deepest?");
     let p2 = format!("{shared}Which lake is largest?");
     let cached = {
-        let mut backend = common::backend();
+        let mut backend = common::model::backend();
         backend.generate(&request(&p1, 5, 0.0, 4)).unwrap();
         backend.generate(&request(&p2, 5, 0.0, 24)).unwrap()
     };
@@ -94,7 +99,7 @@ fn without_the_prefix_cache_nothing_is_reused_and_the_text_is_the_same() {
         cached.metrics
     );
 
-    let mut options = LlamaOptions::new(common::model_path());
+    let mut options = LlamaOptions::new(common::model::model_path());
     options.n_ctx = 2048;
     options.prefix_cache = false;
     let mut scratch = LlamaBackend::load(&options).expect("the default model loads");
@@ -109,8 +114,9 @@ fn without_the_prefix_cache_nothing_is_reused_and_the_text_is_the_same() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn max_tokens_and_stop_strings_end_generation() {
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let g = backend
         .generate(&request("Write a long story about a dragon.", 5, 0.8, 6))
         .unwrap();
@@ -130,12 +136,13 @@ fn max_tokens_and_stop_strings_end_generation() {
 /// An instruct model ends its reply with an end-of-generation token: the batched engine keeps
 /// the text before it, as the one-sequence backend does (it used to answer with nothing).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
     use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
     use skilleval::harness::backend::GenRequest;
     use skilleval::harness::template::{render, Message};
 
-    let mut options = LlamaOptions::new(common::smol_model_path());
+    let mut options = LlamaOptions::new(common::model::smol_model_path());
     options.n_ctx = 1024;
     let request = |seed| GenRequest {
         prompt: render(
@@ -177,10 +184,11 @@ fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
 /// the whole prompt was read before) finds the injected ones too. A prompt with no such text is
 /// tokenized exactly as a whole.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_turn_marker_in_content_is_text_not_a_special_token() {
     use skilleval::harness::backend::llama::prompt_tokens;
     use skilleval::harness::template::{render_marked, Family, Message};
-    let backend = common::backend();
+    let backend = common::model::backend();
     let vocab = backend.vocab();
     let start_of_turn = vocab.tokenize(b"<start_of_turn>", false, true);
     assert_eq!(

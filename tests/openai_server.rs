@@ -21,6 +21,8 @@ use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::grammar::{self, OfferedTool};
 use skilleval::harness::toolcall::CallFormat;
 
+use common::cli;
+
 /// `llama-server` as the build script leaves it, or `None` (with the reason) when it is missing.
 fn server_binary() -> Result<PathBuf, String> {
     let output = Command::new("bash")
@@ -73,7 +75,7 @@ struct Server {
 
 impl Server {
     /// Starts the server on the default model with the embedded backend's batch settings: one
-    /// slot, 2048 tokens of context (as `common::backend`), prompts in 256-token batches, the
+    /// slot, 2048 tokens of context (as `common::model::backend`), prompts in 256-token batches, the
     /// full sliding-window cache.
     fn start(binary: &Path, extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
@@ -81,7 +83,7 @@ impl Server {
         let port = free_port();
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         let child = Command::new(binary)
-            .args(["-m", common::model_path().to_str().unwrap()])
+            .args(["-m", common::model::model_path().to_str().unwrap()])
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args([
                 "-c",
@@ -170,6 +172,7 @@ fn rounds(result: &RunResult) -> Vec<(String, Vec<String>)> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
     let Some(binary) = require_server() else {
         return;
@@ -179,7 +182,7 @@ fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
     let out = tempfile::tempdir().unwrap();
 
     let opts = weather_options(&out.path().join("embedded"));
-    let embedded = runner::run(&mut *common::backend(), &opts).expect("the embedded run");
+    let embedded = runner::run(&mut *common::model::backend(), &opts).expect("the embedded run");
 
     let mut backend = OpenAiBackend::connect(&OpenAiOptions::new(&server.url).unwrap())
         .expect("the server answers");
@@ -276,6 +279,7 @@ fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_constrained_run_through_the_server_makes_only_offered_calls() {
     let Some(binary) = require_server() else {
         return;
@@ -332,10 +336,11 @@ fn a_constrained_run_through_the_server_makes_only_offered_calls() {
         2 * 3,
         "baseline and A/A arm × three samples"
     );
-    common::assert_calls_offered(&opts.pack, &result.entries);
+    common::model::assert_calls_offered(&opts.pack, &result.entries);
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_backend_retries_while_the_server_loads_and_refuses_a_wrong_key() {
     let Some(binary) = require_server() else {
         return;
@@ -382,16 +387,10 @@ fn an_endpoint_where_nothing_listens_is_one_line_after_the_retries() {
 
 /// The binary's exit code and stderr for `run` on the weather pack with `extra` flags.
 fn run_command(extra: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(["run", "--pack", "weather"])
-        .args(extra)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, stderr) = cli::outcome(&cli::skilleval(
+        &[&["run", "--pack", "weather"], extra].concat(),
+    ));
+    (code, stderr)
 }
 
 #[test]

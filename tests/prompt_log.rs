@@ -2,10 +2,7 @@
 //! numbered as separate clients whose own lines keep their order; and on the real model through
 //! the batched engine, where every worker is a fork.
 
-// Only the model path is needed here; the shared loader stays unused.
-#[allow(dead_code)]
 mod common;
-mod runner_support;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -20,8 +17,8 @@ use skilleval::harness::backend::{
 };
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, lines, mini_pack_dir, reading_of, script};
+use common::scripted::{call, lines, mini_pack_dir, reading_of, script};
+use common::scripted_backend::ScriptedBackend;
 
 fn log_lines(path: &Path) -> Vec<Value> {
     lines(path)
@@ -172,6 +169,7 @@ fn forks_are_numbered_clients_whose_lines_keep_their_order() {
 /// The default model through the batched engine, two workers: every round the journal holds is
 /// in the log once, with the reply the model gave, under one of the two workers' numbers.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_batched_run_on_the_real_model_logs_each_round_under_its_worker() {
     use skilleval::harness::backend::batched::{BatchedEngine, BatchedOptions};
     use skilleval::harness::backend::llama::LlamaOptions;
@@ -185,7 +183,7 @@ fn a_batched_run_on_the_real_model_logs_each_round_under_its_worker() {
     opts.repeats = 1;
     opts.control = false;
     opts.parallel = 2;
-    let mut llama = LlamaOptions::new(common::model_path());
+    let mut llama = LlamaOptions::new(common::model::model_path());
     llama.n_ctx = 2048;
     let engine = BatchedEngine::start(&BatchedOptions::new(llama, 2)).expect("the engine starts");
     let mut handle = engine.handle();

@@ -3,7 +3,7 @@
 //! pack with the new laws, whose replies are the same script, so its transcripts are the same by
 //! construction and only the judging code decides both.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,8 +19,9 @@ use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, copy_pack, edit, reading_of};
+use common::options::variant_run_options;
+use common::scripted::{call, copy_pack, edit, reading_of};
+use common::scripted_backend::ScriptedBackend;
 
 const TOOL: &str = "station_reading";
 
@@ -47,10 +48,7 @@ fn replies(sample: &Sample, arm: Arm) -> Vec<String> {
 }
 
 fn options(pack_dir: &Path, output: &Path) -> RunOptions {
-    let mut opts = RunOptions::new(Pack::load(pack_dir.to_str().unwrap()).unwrap());
-    opts.output_root = output.to_path_buf();
-    opts.repeats = 2;
-    opts.variant = Some(pack_dir.join("variant.md"));
+    let mut opts = variant_run_options(pack_dir, output, 2);
     opts.control = false;
     opts.baseline_source = BaselineSource::Off;
     opts
@@ -216,7 +214,7 @@ fn a_law_change_alone_reuses_the_baseline_and_judges_it_with_the_new_laws() {
     let (_temp, pack_dir) = copy_pack("mini");
     let output = tempfile::tempdir().unwrap();
     let first = run(&options(&pack_dir, output.path()), &[]);
-    let first_lines = runner_support::lines(&first.dir.join(record::folder::JOURNAL_FILE));
+    let first_lines = common::scripted::lines(&first.dir.join(record::folder::JOURNAL_FILE));
 
     edit_laws(&pack_dir);
     let mut later = options(&pack_dir, output.path());
@@ -243,7 +241,7 @@ fn a_law_change_alone_reuses_the_baseline_and_judges_it_with_the_new_laws() {
         .count();
     assert!(baseline_changed > 0);
     assert_eq!(second.baseline_rejudged, baseline_changed);
-    let second_lines = runner_support::lines(&second.dir.join(record::folder::JOURNAL_FILE));
+    let second_lines = common::scripted::lines(&second.dir.join(record::folder::JOURNAL_FILE));
     let kept = second_lines
         .iter()
         .filter(|l| l.contains("\"arm\":\"baseline\""))

@@ -3,10 +3,13 @@
 //! was mended is better where it was mended; runs that cannot pair up are refused in one line
 //! naming what differs.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
+
+use common::cli;
 
 /// A copy of the fixed run folder at `root/name`, its journal and manifest passed through
 /// `edit_entry` and `edit_manifest`. A journal must hold units of its run's plan, so each
@@ -67,17 +70,13 @@ fn run_copy(
 }
 
 fn compare(args: &[&Path], extra: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+    let out = cli::command()
         .arg("compare")
         .args(args)
         .args(extra)
         .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .expect("the binary runs");
+    cli::outcome(&out)
 }
 
 fn keep(_: &mut Value) {}

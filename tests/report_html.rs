@@ -235,6 +235,7 @@ fn chromium() -> Option<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_page_renders_in_headless_chromium_offline_without_console_output() {
     let Some(browser) = chromium() else {
         if std::env::var_os("SKILLEVAL_REQUIRE_BROWSER").is_some() {

@@ -2,7 +2,7 @@
 //! leaves the manifest as the run began, drops a journal line torn anywhere (inside a
 //! multi-byte character too), and never lets two processes append to one journal.
 
-mod runner_support;
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +11,9 @@ use skilleval::eval::record::{self, journal, RunFolder};
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{copy_pack, edit, lines};
+use common::options::variant_run_options;
+use common::scripted::{copy_pack, edit, lines};
+use common::scripted_backend::ScriptedBackend;
 
 /// A model that never calls a tool: one reply per unit.
 fn replies(units: usize) -> Vec<String> {
@@ -20,12 +21,7 @@ fn replies(units: usize) -> Vec<String> {
 }
 
 fn options(pack_dir: &Path, output: &Path) -> RunOptions {
-    let pack = Pack::load(pack_dir.to_str().unwrap()).unwrap();
-    let mut opts = RunOptions::new(pack);
-    opts.output_root = output.to_path_buf();
-    opts.repeats = 1;
-    opts.variant = Some(pack_dir.join("variant.md"));
-    opts
+    variant_run_options(pack_dir, output, 1)
 }
 
 fn units(opts: &RunOptions) -> usize {

@@ -52,6 +52,7 @@ fn variants_change_only_the_description_and_the_control_removes_it() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn on_the_real_model_every_call_is_one_its_round_offered() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());
@@ -59,11 +60,11 @@ fn on_the_real_model_every_call_is_one_its_round_offered() {
     opts.limit = Some(4);
     opts.repeats = 1;
     opts.output_root = out.path().to_path_buf();
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let result = runner::run(&mut *backend, &opts).unwrap();
     // Control, baseline and variant × four samples, one of each skill's category.
     assert_eq!(result.entries.len(), 3 * 4);
-    common::assert_calls_offered(&opts.pack, &result.entries);
+    common::model::assert_calls_offered(&opts.pack, &result.entries);
     // The control removed the description, and the report says so.
     let skill_effect = result.summary.skill_effect.as_ref().unwrap();
     assert_eq!(skill_effect.label.as_deref(), Some("description"));

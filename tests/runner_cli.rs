@@ -1,21 +1,18 @@
 //! `skilleval run` from the command line: a bad pack is one error line and exit code 1, before
 //! any model loads; and one small run of the mini pack on the real default model.
 
-mod runner_support;
+mod common;
 
 use std::process::{Command, Output};
 
 use skilleval::eval::record::{self, journal};
 use skilleval::harness::transcript::StopReason;
 
-use runner_support::{copy_pack, edit, lines, mini_pack_dir};
+use common::cli::skilleval;
+use common::scripted::{copy_pack, edit, lines, mini_pack_dir};
 
 fn skilleval_run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("the binary runs")
+    skilleval(&[&["run"], args].concat())
 }
 
 /// `skilleval run` of the mini pack against its variant, with `args` after.
@@ -93,6 +90,7 @@ fn a_bad_corpus_line_is_named_before_the_model_loads() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
     let model = skilleval::model_path::resolve(None);
     assert!(
@@ -161,6 +159,7 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
 /// The same run twice with the batched engine: every transcript and verdict is the same, so a
 /// batched comparison can be replayed (docs/throughput.md).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_batched_run_replays_exactly() {
     let output = tempfile::tempdir().unwrap();
     let mut journals = Vec::new();
@@ -221,6 +220,7 @@ fn units_of(folder: &std::path::Path) -> Vec<(String, String, u32, Vec<String>, 
 /// One unit at a time, a run cut short and resumed writes the transcripts and verdicts of the
 /// uninterrupted run (docs/reliability.md promises this only at --parallel 1).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_run_resumed_one_unit_at_a_time_equals_the_uninterrupted_run() {
     let output = tempfile::tempdir().unwrap();
     let whole = output.path().join("whole");
@@ -275,6 +275,7 @@ fn an_empty_variant_folder_is_one_error_line() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
     let (_temp, pack) = copy_pack("mini");
     let variants = pack.join("variants");
@@ -337,6 +338,7 @@ fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
 /// Ctrl-C mid-run: the run's id was printed when it started, the interrupt says how to go on,
 /// and the same command with `--resume` finishes the run (real default model).
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_interrupted_run_names_itself_and_resumes() {
     use std::io::{BufRead, BufReader, Read};
     let output = tempfile::tempdir().unwrap();
@@ -407,6 +409,7 @@ fn an_interrupted_run_names_itself_and_resumes() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_sequential_run_on_the_real_model_stops_when_no_row_can_be_called() {
     // The mini pack's six samples can hardly reach the family's level in any row, so the run
     // settles before its third wave, and the manifest and the report say why.

@@ -2,7 +2,7 @@
 //! file, the line where there is one, and the field; and the fixture store's answers: hits,
 //! folded keys, collisions.
 
-mod runner_support;
+mod common;
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ use skilleval::eval::judge::LAW_KINDS;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner;
 
-use runner_support::{copy_pack, edit, mini_pack_dir};
+use common::scripted::{copy_pack, edit, mini_pack_dir};
 
 /// The 1-based line of the `nth` (0-based) line of `path` that starts with `prefix`.
 fn line_of(path: &Path, prefix: &str, nth: usize) -> usize {

@@ -2,7 +2,7 @@
 //! the gaps writes fixture files, a replay-only run then finds them all, and recording
 //! everything asks the service again for every call.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -23,8 +23,8 @@ use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 use skilleval::tools::weather::{WeatherService, TOOL_NAME};
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, copy_pack, script_for};
+use common::scripted::{call, copy_pack, script_for};
+use common::scripted_backend::ScriptedBackend;
 
 /// A weather service on a loopback port: answers each location it knows with a recorded
 /// status and body, anything else with 500, and keeps the locations it was asked for.

@@ -2,14 +2,13 @@
 //! writes, the control arm, `--resume` after an interruption, `--limit`, `--category`, A/A runs
 //! and the `--fail-on worse` decision.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::pack::Pack;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{self, journal, JournalEntry};
 use skilleval::eval::report;
@@ -17,19 +16,14 @@ use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::{self, Outcome, Summary, Verdict};
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, lines, mini_pack_dir, reading_of, script, script_for};
+use common::options::run_options;
+use common::scripted::{call, lines, mini_pack_dir, reading_of, script, script_for};
+use common::scripted_backend::ScriptedBackend;
 
 const TOOL: &str = "station_reading";
 
-fn mini_pack() -> Pack {
-    Pack::load(mini_pack_dir().to_str().unwrap()).unwrap()
-}
-
 fn options(output: &Path, repeats: u32, variant: bool) -> RunOptions {
-    let mut opts = RunOptions::new(mini_pack());
-    opts.output_root = output.to_path_buf();
-    opts.repeats = repeats;
+    let mut opts = run_options(&mini_pack_dir(), output, repeats);
     opts.variant = variant.then(|| mini_pack_dir().join("variant.md"));
     opts
 }
@@ -229,16 +223,14 @@ fn replayed_answers_fold_names_and_gaps_are_counted_and_judged() {
 
 #[test]
 fn a_tool_whose_recordings_are_its_world_answers_an_unrecorded_call_without_a_gap() {
-    let (_temp, dir) = runner_support::copy_pack("mini");
-    runner_support::edit(
+    let (_temp, dir) = common::scripted::copy_pack("mini");
+    common::scripted::edit(
         &dir.join("pack.toml"),
         "folds = [\"case\", \"whitespace\", \"punctuation\"]",
         "folds = [\"case\", \"whitespace\", \"punctuation\"]\nunrecorded = \"No such station.\"",
     );
     let output = tempfile::tempdir().unwrap();
-    let mut opts = RunOptions::new(Pack::load(dir.to_str().unwrap()).unwrap());
-    opts.output_root = output.path().to_path_buf();
-    opts.repeats = 1;
+    let opts = run_options(&dir, output.path(), 1);
     let samples = opts.pack.corpus(None).unwrap();
     let (result, _) = run_with(&opts, script(&samples, 1, true, 0, diligent));
     let vostok = entry(&result.entries, "lookup-vostok", Arm::Baseline, 0);

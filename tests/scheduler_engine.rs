@@ -9,11 +9,11 @@ use skilleval::harness::backend::llama::LlamaOptions;
 use skilleval::harness::backend::{Backend, GenRequest, Generation};
 
 fn request(prompt: &str, temperature: f32, seed: u32, max_tokens: u32) -> GenRequest {
-    common::gemma_request(prompt, seed, temperature, max_tokens)
+    common::model::gemma_request(prompt, seed, temperature, max_tokens)
 }
 
 fn engine(sequences: usize, chunk_aligned_reuse: bool) -> BatchedEngine {
-    let mut llama = LlamaOptions::new(common::model_path());
+    let mut llama = LlamaOptions::new(common::model::model_path());
     llama.n_ctx = 2048;
     let mut options = BatchedOptions::new(llama, sequences);
     options.chunk_aligned_reuse = chunk_aligned_reuse;
@@ -49,6 +49,7 @@ const QUESTIONS: [&str; 6] = [
 /// Greedy and sampled requests alike: with one sequence and chunk-aligned reuse, the engine
 /// computes every batch as the one-sequence backend does, so it gives the same text.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn one_sequence_engine_matches_the_one_sequence_backend() {
     let requests: Vec<GenRequest> = QUESTIONS
         .iter()
@@ -56,7 +57,7 @@ fn one_sequence_engine_matches_the_one_sequence_backend() {
         .map(|(i, q)| request(q, if i % 2 == 0 { 0.0 } else { 0.9 }, i as u32, 16))
         .collect();
     let single: Vec<Generation> = {
-        let mut backend = common::backend();
+        let mut backend = common::model::backend();
         requests
             .iter()
             .map(|r| backend.generate(r).unwrap())
@@ -75,6 +76,7 @@ fn one_sequence_engine_matches_the_one_sequence_backend() {
 /// greedy text may differ from one-sequence text (the batch changes the arithmetic), so only
 /// the structure is asserted here.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn concurrent_requests_are_all_answered() {
     let requests: Vec<GenRequest> = QUESTIONS.iter().map(|q| request(q, 0.0, 0, 12)).collect();
     let engine = engine(4, false);
@@ -117,6 +119,7 @@ fn long_prefix() -> String {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_shared_prefix_is_reused_across_sequences() {
     let prefix = long_prefix();
     let first = request(&format!("{prefix}How windy is it?"), 0.0, 0, 8);
@@ -132,7 +135,7 @@ fn a_shared_prefix_is_reused_across_sequences() {
     assert_eq!(cached % 256, 0, "reuse ends on a chunk boundary");
     assert!(cached < g2.metrics.prompt_tokens);
     // The prefix was computed in the chunks a fresh prefill uses: reusing it changes nothing.
-    let fresh = common::backend().generate(&second).unwrap();
+    let fresh = common::model::backend().generate(&second).unwrap();
     assert_eq!(g2.text, fresh.text);
     let stats = engine.stats();
     assert_eq!(stats.prefix_hits, 1);
@@ -142,6 +145,7 @@ fn a_shared_prefix_is_reused_across_sequences() {
 /// Without alignment, any common prefix is reused, and a sequence keeps what it generated: the
 /// next round's prompt, which repeats the reply, starts after it.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_next_round_reuses_the_prompt_and_the_reply() {
     let prefix = long_prefix();
     let first = request(&format!("{prefix}How windy is it?"), 0.0, 0, 8);
@@ -168,6 +172,7 @@ fn a_next_round_reuses_the_prompt_and_the_reply() {
 /// timing, so a run replays exactly. Two runs of the same multi-round work, with client-side
 /// delays that reverse the order in which workers come back, give identical texts.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn forked_handles_replay_exactly_whatever_the_timing() {
     use skilleval::exec::scheduler;
     use std::sync::Mutex;
@@ -215,6 +220,7 @@ fn forked_handles_replay_exactly_whatever_the_timing() {
 /// ones gets a throwaway token in their calls. The throwaway must leave nothing behind: an idle
 /// sequence's cache, reused after such calls, gives what a fresh prefill gives.
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_cache_between_generating_sequences_is_left_as_it_was() {
     let engine = engine(3, true);
     let kept = format!("{}Is it raining?", long_prefix());
@@ -265,6 +271,6 @@ fn a_cache_between_generating_sequences_is_left_as_it_was() {
         "{:?}",
         again.metrics
     );
-    let fresh = common::backend().generate(&follow_up).unwrap();
+    let fresh = common::model::backend().generate(&follow_up).unwrap();
     assert_eq!(again.text, fresh.text);
 }

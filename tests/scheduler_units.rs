@@ -1,7 +1,7 @@
 //! The scheduler without a model: every unit runs once and comes back, a failing journal stops
 //! new work, and a parallel run of the mini pack judges exactly what a sequential one does.
 
-mod runner_support;
+mod common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,14 +12,15 @@ use anyhow::bail;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{journal, JournalEntry};
-use skilleval::eval::runner::{self, RunOptions};
+use skilleval::eval::runner;
 use skilleval::exec::profile::Profile;
 use skilleval::exec::scheduler;
 use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{lines, mini_pack_dir, StationReplies};
+use common::options::variant_run_options;
+use common::scripted::{lines, mini_pack_dir, StationReplies};
+use common::scripted_backend::ScriptedBackend;
 
 /// A model that serves several callers at once and answers from the prompt alone, as a
 /// diligent model would: it asks for the station the user named, then repeats the reading.
@@ -150,13 +151,9 @@ fn a_backend_that_serves_one_caller_cannot_be_run_in_parallel() {
 }
 
 fn run_mini(parallel: usize, output: &std::path::Path) -> (runner::RunResult, DiligentStations) {
-    let pack = mini_pack();
-    let backend = DiligentStations::new(&pack);
-    let mut opts = RunOptions::new(pack);
-    opts.output_root = output.to_path_buf();
-    opts.repeats = 3;
-    opts.variant = Some(mini_pack_dir().join("variant.md"));
+    let mut opts = variant_run_options(&mini_pack_dir(), output, 3);
     opts.parallel = parallel;
+    let backend = DiligentStations::new(&opts.pack);
     let mut handle = backend.clone();
     let result = runner::run(&mut handle, &opts).expect("the run completes");
     (result, backend)

@@ -1,25 +1,19 @@
 //! `skilleval score` before any model: what it refuses, in one line, and the reference steps it
 //! finds in the shipped packs. No model, server or browser is needed.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::eval::score::{self, reference::FirstStep};
 
+use common::cli::{outcome, skilleval};
+use common::files::copy_dir;
+
 fn score(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .arg("score")
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(&skilleval(&[&["score"], args].concat()))
 }
 
 #[test]
@@ -118,7 +112,7 @@ fn the_weather_pack_gives_every_sample_a_reference_from_its_laws() {
 fn a_sample_s_own_reference_call_wins_and_a_bad_one_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/timetable");
-    copy(&src, dir.path());
+    copy_dir(&src, dir.path());
     let corpus = dir.path().join("corpus.jsonl");
     let text = std::fs::read_to_string(&corpus).unwrap();
     let first = text.lines().next().unwrap();
@@ -152,17 +146,4 @@ fn a_sample_s_own_reference_call_wins_and_a_bad_one_is_named() {
     let error = score::references(&prepared).unwrap_err().to_string();
     assert!(error.contains("corpus.jsonl:1"), "{error}");
     assert!(error.contains("reference_call"), "{error}");
-}
-
-fn copy(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

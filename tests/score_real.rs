@@ -49,11 +49,12 @@ fn score_weather(
     opts.output_root = out.path().to_path_buf();
     let prepared = runner::prepare(&opts).unwrap();
     let references = score::references(&prepared).unwrap();
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     score::score(&mut *backend, &prepared, &references, DEFAULT_MARGIN, false).unwrap()
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_scored_probability_is_what_the_sampler_draws() {
     // Truth: the sampler itself. A short prompt, 400 draws of four tokens at the pack's
     // sampler; the share of draws that begin with a text must match its scored probability.
@@ -69,7 +70,7 @@ fn the_scored_probability_is_what_the_sampler_draws() {
         top_p: 0.95,
         seed: 0,
     };
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let draws = 400u32;
     let mut texts: Vec<String> = Vec::new();
     for seed in 0..draws {
@@ -143,6 +144,7 @@ fn the_scored_probability_is_what_the_sampler_draws() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_a_a_scores_exactly_no_difference() {
     // Truth by construction: the baseline scored twice.
     let (summary, steps) = score_weather(&[], &["plain_city", "not_weather"], Some(6), false);
@@ -186,6 +188,7 @@ fn total(comparison: &ScoreComparison, step: StepKind) -> &skilleval::eval::scor
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn planted_wordings_move_where_the_sampled_run_called_them() {
     // Truth: a sampled run's per-law verdicts (tests/data/journals/four-wordings.jsonl: b.md,
     // no-call.md, drops-place.md and reworded.md over four categories, 3 repeats each), which
@@ -256,6 +259,7 @@ fn planted_wordings_move_where_the_sampled_run_called_them() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_scored_call_probability_tracks_the_sampled_call_rate() {
     // Truth: the README command's sampled run (tests/data/journals/readme-command.jsonl: control,
     // baseline and b.md over three categories, 6 repeats), which the scorer never reads. Per

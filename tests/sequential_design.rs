@@ -12,6 +12,7 @@
 //! use 100, 400 and 2,000. `SKILLEVAL_SPENDING=pocock` (or `obrien_fleming`) reports another
 //! spending function than the default.
 
+mod common;
 mod simulated;
 
 use simulated::{simulated_run, Shape, SHAPES};
@@ -30,10 +31,7 @@ const EFFORT: Effort = Effort {
 };
 
 fn runs(default: usize) -> usize {
-    std::env::var("SKILLEVAL_SEQUENTIAL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    common::env::count("SKILLEVAL_SEQUENTIAL_RUNS", default)
 }
 
 fn spending() -> Spending {
@@ -151,13 +149,10 @@ fn report(shape: &Shape, tally: &Tally, spending: Spending) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn under_no_effect_looking_after_every_repeat_keeps_one_error_budget() {
     // Independent truth: nothing was planted, so any verdict anywhere is false.
-    let runs = std::env::var("SKILLEVAL_SEQUENTIAL_NULL_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100)
-        .max(100);
+    let runs = common::env::count("SKILLEVAL_SEQUENTIAL_NULL_RUNS", 100).max(100);
     let tally = tally(&SHAPES[0], runs, 20_261_203, spending());
     report(&SHAPES[0], &tally, spending());
     let rate = tally.false_runs as f64 / runs as f64;
@@ -169,6 +164,7 @@ fn under_no_effect_looking_after_every_repeat_keeps_one_error_budget() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_strong_effect_is_called_as_the_fixed_run_calls_it_in_fewer_repeats() {
     let runs = runs(40);
     let shape = &SHAPES[1];
@@ -185,6 +181,7 @@ fn a_strong_effect_is_called_as_the_fixed_run_calls_it_in_fewer_repeats() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn every_shape_is_reported_beside_the_fixed_design() {
     // A record, not a promise, beyond the error budget's bound in every shape.
     for (i, shape) in SHAPES.iter().enumerate().skip(2) {
@@ -225,6 +222,7 @@ fn headline(summary: &Summary) -> Vec<(String, Verdict)> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn on_the_readme_commands_real_journal_the_looks_reach_the_fixed_verdicts_before_the_last_repeat() {
     // Real outcomes of the README's command on the default model (792 units, 6 repeats), cut
     // after each repeat as the waves would have left them. The reference is the fixed design on

@@ -4,13 +4,12 @@
 //! decisions, and a budget stops the run between waves. These are change detectors of the
 //! runner's bookkeeping; the method's error rate and power are judged in tests/sequential_design.rs.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 use std::time::Duration;
 
 use regex::Regex;
-use skilleval::eval::pack::Pack;
 use skilleval::eval::record;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::Stop;
@@ -18,7 +17,9 @@ use skilleval::eval::runner::Sequential;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::sequential::Spending;
 
-use runner_support::{mini_pack_dir, Stations};
+use common::files::journal_lines;
+use common::options::variant_run_options;
+use common::scripted::{mini_pack_dir, Stations};
 
 const PLANNED: u32 = 4;
 
@@ -37,13 +38,9 @@ fn corpus(dir: &Path) -> std::path::PathBuf {
 }
 
 fn options(output: &Path, sequential: Option<Sequential>) -> RunOptions {
-    let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
-    let mut opts = RunOptions::new(pack);
+    let mut opts = variant_run_options(&mini_pack_dir(), output, PLANNED);
     opts.corpus = Some(corpus(output));
-    opts.output_root = output.to_path_buf();
-    opts.repeats = PLANNED;
     opts.seed = 7;
-    opts.variant = Some(mini_pack_dir().join("variant.md"));
     opts.sequential = sequential;
     opts
 }
@@ -65,11 +62,10 @@ fn manifest(dir: &Path) -> Manifest {
 }
 
 /// Journal lines without wall-clock figures.
-fn journal_lines(dir: &Path) -> Vec<String> {
+fn untimed_journal_lines(dir: &Path) -> Vec<String> {
     let secs = Regex::new(r#"("[a-z_]+_secs"):-?[0-9.eE+-]+"#).unwrap();
-    std::fs::read_to_string(dir.join("journal.jsonl"))
-        .unwrap()
-        .lines()
+    journal_lines(dir)
+        .iter()
         .map(|l| secs.replace_all(l, "$1:0").into_owned())
         .collect()
 }
@@ -95,7 +91,7 @@ fn a_run_where_nothing_can_change_stops_at_the_second_look_with_the_fixed_runs_j
     assert!(!record.looks[0].open_rows.is_empty());
     assert!(record.looks[1].open_rows.is_empty());
     let per_repeat = looked.dir.join("journal.jsonl");
-    let lines = journal_lines(&looked.dir);
+    let lines = untimed_journal_lines(&looked.dir);
     assert_eq!(
         record.looks[1].units,
         lines.len(),
@@ -105,7 +101,7 @@ fn a_run_where_nothing_can_change_stops_at_the_second_look_with_the_fixed_runs_j
     assert!(lines.iter().all(|l| repeat_of(l) < 2));
 
     let fixed = run(&options(output.path(), None));
-    let fixed_lines: Vec<String> = journal_lines(&fixed.dir)
+    let fixed_lines: Vec<String> = untimed_journal_lines(&fixed.dir)
         .into_iter()
         .filter(|l| repeat_of(l) < 2)
         .collect();
@@ -165,7 +161,9 @@ fn a_budget_stops_the_run_between_waves_and_says_so() {
     let record = manifest(&result.dir).sequential.unwrap();
     assert_eq!(record.stopped, Some(Stop::Budget));
     assert_eq!(record.looks.len(), 1);
-    assert!(journal_lines(&result.dir).iter().all(|l| repeat_of(l) == 0));
+    assert!(untimed_journal_lines(&result.dir)
+        .iter()
+        .all(|l| repeat_of(l) == 0));
     let report = std::fs::read_to_string(result.dir.join("report.md")).unwrap();
     assert!(
         report.contains("sequential: 1 of 4 repeats, the next wave would have passed the budget"),

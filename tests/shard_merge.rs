@@ -3,19 +3,20 @@
 //! same journal; merging refuses a missing, duplicated or unfinished shard, a shard of another
 //! run and a folder that is no shard, each with one line.
 
-mod runner_support;
+mod common;
 
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
 use skilleval::eval::merge::{self, MergeOptions};
-use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::eval::shard::Shard;
 use skilleval::harness::backend::{Backend, BackendInfo, GenRequest, Generation};
 use skilleval::harness::template::Family;
 
-use runner_support::{mini_pack_dir, StationReplies};
+use common::cli;
+use common::options::variant_run_options;
+use common::scripted::{mini_pack_dir, StationReplies};
 
 /// The variant's own words: only its arm's prompts hold them.
 const VARIANT_WORDS: &str = "nothing else.";
@@ -59,16 +60,12 @@ impl Backend for Moody {
 }
 
 fn options(output: &Path, seed: u64, shard: Option<Shard>) -> (RunOptions, Moody) {
-    let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
-    let backend = Moody {
-        replies: StationReplies::new(&pack),
-    };
-    let mut opts = RunOptions::new(pack);
-    opts.output_root = output.to_path_buf();
-    opts.repeats = 3;
+    let mut opts = variant_run_options(&mini_pack_dir(), output, 3);
     opts.seed = seed;
-    opts.variant = Some(mini_pack_dir().join("variant.md"));
     opts.shard = shard;
+    let backend = Moody {
+        replies: StationReplies::new(&opts.pack),
+    };
     (opts, backend)
 }
 
@@ -236,14 +233,8 @@ fn a_shard_beyond_the_samples_is_refused_before_the_model_runs() {
 
 /// The binary's exit code and stderr.
 fn skilleval(args: &[&str]) -> (i32, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, stderr) = cli::outcome(&cli::skilleval(args));
+    (code, stderr)
 }
 
 #[test]

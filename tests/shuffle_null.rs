@@ -6,6 +6,8 @@
 //!
 //! `SKILLEVAL_SHUFFLES` sets the shuffles per journal (default 200; decision 015 gives 2,000).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -21,10 +23,7 @@ const EFFORT: Effort = Effort {
 };
 
 fn shuffles() -> usize {
-    std::env::var("SKILLEVAL_SHUFFLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200)
+    common::env::count("SKILLEVAL_SHUFFLES", 200)
 }
 
 fn journal(name: &str) -> Vec<Outcome> {
@@ -93,6 +92,7 @@ fn assert_within_budget((called, count): (usize, usize)) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn four_wordings_shuffled_stay_within_the_error_budget() {
     // Baseline and four variants (b.md, no-call.md, drops-place.md, reworded.md) over plain_city,
     // city_country, city_us_state and not_weather, 3 repeats, no control.
@@ -100,6 +100,7 @@ fn four_wordings_shuffled_stay_within_the_error_budget() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_readme_command_shuffled_stays_within_the_error_budget() {
     // Control, baseline and b.md over city_country, plain_city and not_weather, 6 repeats: the
     // README's command. All three arms are shuffled, so the wording compares two draws of one

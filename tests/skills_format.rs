@@ -3,11 +3,14 @@
 //! departure from the format with its file and line (expected findings written from the
 //! format's rules, not from the linter's output).
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use skilleval::harness::skills::lint::{self, Severity};
 use skilleval::harness::skills::{parse_skill_md, SkillTree};
+
+use common::cli;
 
 fn write_skill(root: &Path, folder: &str, text: &str) {
     let dir = root.join(folder);
@@ -179,15 +182,8 @@ fn two_skills_of_one_name_are_an_error() {
 }
 
 fn skilleval(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let (code, stdout, _) = cli::outcome(&cli::skilleval(args));
+    (code, stdout)
 }
 
 #[test]

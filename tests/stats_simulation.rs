@@ -133,6 +133,7 @@ fn planted(run: &Run) -> &Row {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn with_no_effect_at_most_five_percent_of_runs_call_any_row() {
     // 1 000 runs: at a true rate of 5% the bound would be crossed by chance in about half of
     // the draws; a rate near 5% would show as about 50 calls.
@@ -188,6 +189,7 @@ fn found_and_promised(rng: &mut Rng, effect: f64, count: usize) -> (f64, f64, us
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_planted_25_pp_is_found_as_often_as_the_reports_promise() {
     // 1 000 runs: the found share at about 25% has a standard error of 1.4 points, so ±5
     // leaves room for more than three of them besides any error of the promise.
@@ -205,6 +207,7 @@ fn a_planted_25_pp_is_found_as_often_as_the_reports_promise() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_effect_as_large_as_the_reported_mde_is_found_about_80_percent_of_the_time() {
     // The MDE rests on the rates observed under the effect, which move with it. Start near
     // the MDE such runs report and move the planted effect to the MDE the runs report, until
@@ -335,6 +338,7 @@ fn null_run_with_variants(rng: &mut Rng, variants: usize) -> Vec<Outcome> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn several_variants_share_one_error_budget() {
     // Four variants and no effect: at most 5% of runs call any row (category, total or law,
     // on either outcome) of any variant; each variant's family has α/4, and a variant's raw p

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+mod common;
 mod simulated;
 
 use simulated::{simulated_run, Shape, CATEGORIES, SHAPES};
@@ -29,10 +30,7 @@ const EFFORT: Effort = Effort {
 };
 
 fn runs_per_shape() -> usize {
-    std::env::var("SKILLEVAL_SHAPE_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60)
+    common::env::count("SKILLEVAL_SHAPE_RUNS", 60)
 }
 
 /// Every row of a wording comparison with its name.
@@ -209,6 +207,7 @@ fn report(shape: &Shape, tally: &Tally) {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn no_effect_gives_a_false_verdict_anywhere_in_at_most_five_percent_of_runs() {
     // Independent truth: nothing was planted, so any verdict in any row of any variant is false.
     let runs = runs_per_shape().max(100);
@@ -223,6 +222,7 @@ fn no_effect_gives_a_false_verdict_anywhere_in_at_most_five_percent_of_runs() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_tool_free_wording_is_called_worse_in_every_category_it_broke() {
     let runs = runs_per_shape();
     let shape = &SHAPES[1];
@@ -238,6 +238,7 @@ fn a_tool_free_wording_is_called_worse_in_every_category_it_broke() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_wording_that_drops_the_place_is_called_worse() {
     let runs = runs_per_shape();
     let shape = &SHAPES[2];
@@ -254,6 +255,7 @@ fn a_wording_that_drops_the_place_is_called_worse() {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn other_shapes_are_reported_with_how_often_they_are_found() {
     // A record, not a promise: the even rise, the few fixed prompts and the drop near a low
     // baseline, each with its found share and false-verdict share. The false-verdict share stays

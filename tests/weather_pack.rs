@@ -13,6 +13,8 @@ use skilleval::eval::judge;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 
+use common::files::journal_lines;
+
 fn pack() -> Pack {
     Pack::load(&format!("{}/packs/weather", env!("CARGO_MANIFEST_DIR")))
         .expect("the weather pack loads")
@@ -79,6 +81,7 @@ fn judged(result: &runner::RunResult) -> Vec<JudgedRow> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_short_real_run_is_judged_and_replays_identically() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());
@@ -86,7 +89,7 @@ fn a_short_real_run_is_judged_and_replays_identically() {
     opts.limit = Some(3);
     opts.repeats = 1;
     opts.output_root = out.path().join("first");
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let first = runner::run(&mut *backend, &opts).unwrap();
     // Three arms (control, baseline, variant) × three samples.
     assert_eq!(first.entries.len(), 3 * 3);
@@ -101,12 +104,10 @@ fn a_short_real_run_is_judged_and_replays_identically() {
 }
 
 /// The lines of a run's journal for one arm, as written.
-fn journal_lines(dir: &Path, arm: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join("journal.jsonl")).unwrap();
-    let mut lines: Vec<String> = text
-        .lines()
+fn arm_journal_lines(dir: &Path, arm: &str) -> Vec<String> {
+    let mut lines: Vec<String> = journal_lines(dir)
+        .into_iter()
         .filter(|l| l.contains(&format!("\"arm\":\"{arm}\"")))
-        .map(str::to_string)
         .collect();
     lines.sort();
     lines
@@ -142,6 +143,7 @@ fn untimed(lines: &[String]) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     let out = tempfile::tempdir().unwrap();
     let variants = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants");
@@ -153,7 +155,7 @@ fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     both.repeats = 1;
     both.control = false;
     both.output_root = out.path().join("runs");
-    let mut backend = common::backend();
+    let mut backend = common::model::backend();
     let joint = runner::run(&mut *backend, &both).unwrap();
     // Baseline, b and c × three samples, every arm on the same seeds.
     assert_eq!(joint.entries.len(), 3 * 3);
@@ -185,8 +187,8 @@ fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     let reused = runner::run(&mut *backend, &again).unwrap();
     assert_eq!(reused.baseline_from.as_deref(), Some(joint.run_id.as_str()));
     assert_eq!(
-        journal_lines(&reused.dir, "baseline"),
-        journal_lines(&joint.dir, "baseline")
+        arm_journal_lines(&reused.dir, "baseline"),
+        arm_journal_lines(&joint.dir, "baseline")
     );
     assert_eq!(
         arm_rows(&reused, "baseline"),
@@ -195,8 +197,8 @@ fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     // Whole entries, the reused against the recomputed: the same bytes but for the clocks and
     // the prefix cache's hits, which depend on what ran before.
     assert_eq!(
-        untimed(&journal_lines(&reused.dir, "baseline")),
-        untimed(&journal_lines(&c_alone.dir, "baseline"))
+        untimed(&arm_journal_lines(&reused.dir, "baseline")),
+        untimed(&arm_journal_lines(&c_alone.dir, "baseline"))
     );
     assert_eq!(arm_rows(&reused, "variant"), arm_rows(&c_alone, "variant"));
     // Only c's three units ran.

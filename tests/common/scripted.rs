@@ -1,8 +1,6 @@
-//! Shared by the tests that run the harness without a model: the scripted backend, the test
-//! packs, temporary copies of them, and scripts for the scripted backend written in the order
-//! the runner asks for replies.
-
-#![allow(dead_code)] // Each test binary uses its own part of this module.
+//! For the tests that run the harness without a model: the test packs, temporary copies of
+//! them, deterministic models that answer from the prompt, and scripts for the scripted backend
+//! written in the order the runner asks for replies.
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +14,7 @@ use skilleval::harness::backend::{FinishReason, GenMetrics, GenRequest, Generati
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
 
-pub mod scripted_backend;
+use super::files::copy_dir;
 
 pub fn packs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/packs")
@@ -32,18 +30,6 @@ pub fn copy_pack(name: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = temp.path().join(name);
     copy_dir(&packs_dir().join(name), &dir);
     (temp, dir)
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create folder");
-    for entry in std::fs::read_dir(from).expect("read folder").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy file");
-        }
-    }
 }
 
 /// Replaces the one occurrence of `old` in a file; panics when it is not there exactly once,
