@@ -409,7 +409,7 @@ fn a_command_tool_s_printed_json_reaches_the_model_as_printed_and_replays_so() {
     let (_temp, pack_dir) = copy_pack("mini");
     let printed = "{\"station\": \"Vostok\", \"reading\": \"-61 °C\"}\n";
     let toml = pack_dir.join("pack.toml");
-    runner_support::edit(
+    common::scripted::edit(
         &toml,
         "kind = \"recorded\"",
         &format!(
@@ -420,7 +420,7 @@ fn a_command_tool_s_printed_json_reaches_the_model_as_printed_and_replays_so() {
             ))
         ),
     );
-    runner_support::edit(
+    common::scripted::edit(
         &toml,
         "skill = \"stations\"",
         "skill = \"stations\"\npreload = true",
@@ -433,7 +433,7 @@ fn a_command_tool_s_printed_json_reaches_the_model_as_printed_and_replays_so() {
         opts.control = false;
         opts.output_root = output.path().to_path_buf();
         opts.record = record;
-        let mut backend = runner_support::Stations::new(&pack);
+        let mut backend = common::scripted::Stations::new(&pack);
         let result = runner::run(&mut backend, &opts).expect("the run completes");
         result
             .entries
