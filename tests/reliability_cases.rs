@@ -1376,7 +1376,7 @@ fn cases() -> Vec<Case> {
             words: &["typo.json", "unknown field `recorded_from_lve`"],
         },
         Case {
-            name: "fixture whose arguments lack the key argument",
+            name: "fixture whose arguments misspell the key argument",
             setup: |p| {
                 p.write(
                     "mini/fixtures/station_reading/staton.json",
@@ -1385,7 +1385,7 @@ fn cases() -> Vec<Case> {
                 p.run_mini(&[])
             },
             code: 1,
-            words: &["staton.json", "field `arguments.station` is missing"],
+            words: &["staton.json", "field `arguments.staton`: not an argument of tool \"station_reading\" (it takes station)"],
         },
         // ── fixtures ──
         Case {

@@ -332,6 +332,7 @@ fn station_route(dir: &Path, folds: Vec<Fold>) -> Route {
         dir: dir.to_path_buf(),
         key_arguments: vec!["station".into()],
         folds,
+        arguments: vec!["station".into()],
     }
 }
 

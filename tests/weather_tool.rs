@@ -35,6 +35,7 @@ fn weather_route(dir: &Path) -> Route {
         dir: dir.to_path_buf(),
         key_arguments: vec!["location".into()],
         folds: vec![Fold::Case, Fold::Whitespace, Fold::Punctuation],
+        arguments: vec!["location".into()],
     }
 }
 

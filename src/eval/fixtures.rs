@@ -126,6 +126,11 @@ pub struct Route {
     pub dir: PathBuf,
     pub key_arguments: Vec<String>,
     pub folds: Vec<Fold>,
+    /// Every argument the tool takes, when its schema names them: a recording that lacks a key
+    /// argument and has one of another name is refused (a misspelt key argument would
+    /// otherwise read as one left out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<String>,
 }
 
 impl Route {
@@ -239,7 +244,24 @@ impl FixtureStore {
                     continue;
                 }
                 // A key argument the recording lacks is a key value of its own: the recording
-                // answers calls that leave that argument out.
+                // answers calls that leave that argument out. Beside an argument the tool does
+                // not take, it is a misspelling, which would answer calls nobody makes.
+                let lacks_a_key = route
+                    .key_arguments
+                    .iter()
+                    .any(|k| !fixture.arguments.contains_key(k));
+                let unknown = fixture
+                    .arguments
+                    .keys()
+                    .find(|k| !route.arguments.is_empty() && !route.arguments.contains(k));
+                if let (true, Some(unknown)) = (lacks_a_key, unknown) {
+                    bail!(
+                        "{}: field `arguments.{unknown}`: not an argument of tool {:?} (it takes {})",
+                        file.display(),
+                        fixture.tool,
+                        route.arguments.join(", ")
+                    );
+                }
                 let key = route.key(&fixture.arguments);
                 let mut entries = store.entries.lock().expect("fixture lock");
                 if let Some((other, _)) = entries.get(&(fixture.tool.clone(), key.clone())) {
@@ -400,6 +422,7 @@ mod tests {
             dir: dir.to_path_buf(),
             key_arguments: vec!["q".into()],
             folds: vec![Fold::Case],
+            arguments: Vec::new(),
         }
     }
 

@@ -65,6 +65,18 @@ pub struct ToolSpec {
     pub folds: Vec<Fold>,
 }
 
+impl ToolSpec {
+    /// The tool's argument schema: a typed tool's own, else the pack's `parameters`.
+    fn schema(&self) -> Option<serde_json::Value> {
+        match self.kind.as_str() {
+            k if k == crate::tools::weather::TOOL_NAME => {
+                Some(crate::tools::weather::parameters_schema())
+            }
+            _ => self.parameters.clone(),
+        }
+    }
+}
+
 pub const RECORDED: &str = "recorded";
 pub const COMMAND: &str = "command";
 pub const MCP: &str = "mcp";
@@ -421,12 +433,7 @@ impl Pack {
                     bail!("{at}: field `tools[{i}].key_arguments` is empty");
                 }
                 // A key argument the tool does not take would key every recording by nothing.
-                let schema = match t.kind.as_str() {
-                    k if k == crate::tools::weather::TOOL_NAME => {
-                        Some(crate::tools::weather::parameters_schema())
-                    }
-                    _ => t.parameters.clone(),
-                };
+                let schema = t.schema();
                 let properties = schema
                     .as_ref()
                     .and_then(|p| p.get("properties"))
@@ -676,6 +683,13 @@ impl Pack {
                     dir: t.fixtures.clone()?,
                     key_arguments: t.key_arguments.clone(),
                     folds: t.folds.clone(),
+                    arguments: t
+                        .schema()
+                        .as_ref()
+                        .and_then(|s| s.get("properties"))
+                        .and_then(serde_json::Value::as_object)
+                        .map(|p| p.keys().cloned().collect())
+                        .unwrap_or_default(),
                 })
             })
             .collect()
