@@ -1,10 +1,14 @@
-//! Where a pack comes from: the argument of `--pack`, and the packs that ship with skilleval, built into the binary (decision 023) and written out once to
+//! Where a pack comes from: the argument of `--pack`, the pack a run folder recorded, and the
+//! packs that ship with skilleval, built into the binary (decision 023) and written out once to
 //! the cache with the fixtures and corpora they reach by relative paths, so that `--pack
 //! weather` loads from any folder.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+
+use super::pack::Pack;
+use super::record::manifest::Manifest;
 
 struct ShippedFile {
     /// Relative to the crate, with `/`: `packs/weather/pack.toml`, `fixtures/weather/…`.
@@ -34,6 +38,29 @@ pub fn locate(name_or_path: &str) -> anyhow::Result<PathBuf> {
         return Ok(here);
     }
     Ok(shipped_pack_file(name_or_path)?.unwrap_or(here))
+}
+
+/// The pack a run used: `given` (`--pack`) when there is one, else the `pack.toml` its manifest
+/// recorded, else the pack its name reaches from here (manifests older than the path).
+pub fn of_run(manifest: &Manifest, given: Option<&str>) -> anyhow::Result<Pack> {
+    if let Some(given) = given {
+        return Pack::load(given);
+    }
+    let recorded = manifest.pack_file.as_deref();
+    let pack = match recorded {
+        Some(file) if Path::new(file).is_file() => Pack::load(file),
+        _ => Pack::load(&manifest.pack),
+    };
+    pack.map_err(|e| match recorded {
+        Some(file) => anyhow::anyhow!(
+            "{e:#}; run {} used {file}, which is gone: name its pack with --pack",
+            manifest.run_id
+        ),
+        None => anyhow::anyhow!(
+            "{e:#}; name the pack run {} used with --pack",
+            manifest.run_id
+        ),
+    })
 }
 
 /// The names of the shipped packs, sorted.

@@ -26,6 +26,10 @@ pub struct Manifest {
     pub backend: BackendInfo,
     pub model_sha256: Option<String>,
     pub pack: String,
+    /// The run's `pack.toml`, as an absolute path: what `report --rejudge` and `fixtures` load
+    /// when no `--pack` is given. Absent in manifests older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack_file: Option<String>,
     pub skill: String,
     pub skills_dir: String,
     pub skills_git_revision: Option<String>,

@@ -50,6 +50,9 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
             .and_then(|p| file_sha256(Path::new(p)).ok()),
         backend: info,
         pack: pack.name.clone(),
+        pack_file: std::fs::canonicalize(&pack.file)
+            .ok()
+            .map(|file| file.display().to_string()),
         skill: pack.skill.clone(),
         skills_git_revision: git_revision(&skills_dir),
         skills_dir: skills_dir.display().to_string(),
