@@ -47,20 +47,19 @@ pub fn of_run(manifest: &Manifest, given: Option<&str>) -> anyhow::Result<Pack> 
         return Pack::load(given);
     }
     let recorded = manifest.pack_file.as_deref();
-    let pack = match recorded {
+    match recorded {
         Some(file) if Path::new(file).is_file() => Pack::load(file),
-        _ => Pack::load(&manifest.pack),
-    };
-    pack.map_err(|e| match recorded {
-        Some(file) => anyhow::anyhow!(
-            "{e:#}; run {} used {file}, which is gone: name its pack with --pack",
-            manifest.run_id
-        ),
-        None => anyhow::anyhow!(
-            "{e:#}; name the pack run {} used with --pack",
-            manifest.run_id
-        ),
-    })
+        _ => Pack::load(&manifest.pack).map_err(|e| match recorded {
+            Some(file) => anyhow::anyhow!(
+                "{e:#}; run {} used {file}, which is gone: name its pack with --pack",
+                manifest.run_id
+            ),
+            None => anyhow::anyhow!(
+                "{e:#}; name the pack run {} used with --pack",
+                manifest.run_id
+            ),
+        }),
+    }
 }
 
 /// The names of the shipped packs, sorted.
