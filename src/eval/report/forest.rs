@@ -2,7 +2,7 @@
 //! total), Δ as a dot coloured by its verdict, its 95% interval as a bar, and the row's MDE as a
 //! grey band around 0 (a change inside the band is one the run could have missed). The dot and
 //! bar are those of the outcome that carried the verdict: the pass rate, or the share of laws
-//! held where that alone found the change.
+//! held where that alone found the change; a row both made mixed shows the share hollow below.
 
 use super::markup::{escape, verdict_class};
 use super::{delta_and_interval, p_value};
@@ -167,8 +167,41 @@ fn row_marks(row: &Row, kind: &str, y: f64) -> String {
             y + 4.0
         )),
     }
+    out.push_str(&opposing_held_marks(row, &shown, y));
     out.push_str("</g>\n");
     out
+}
+
+/// A row made mixed by its pass rate and its share of laws held moving apart: the share's Δ
+/// and interval, drawn hollow just below the pass rate's, since both carried the verdict.
+fn opposing_held_marks(row: &Row, shown: &Drawn, y: f64) -> String {
+    let Some(held) = &row.held else {
+        return String::new();
+    };
+    let opposed = row.verdict == Verdict::Mixed
+        && !shown.laws_held
+        && matches!(held.verdict, Verdict::Better | Verdict::Worse)
+        && row.pass_verdict().is_some_and(|v| v != held.verdict);
+    let (true, Some(interval)) = (opposed, held.interval) else {
+        return String::new();
+    };
+    let y = y + ROW_HEIGHT * 0.25;
+    let title = format!(
+        "{}: laws held Δ {:+.1} pp [{:+.1}, {:+.1}], p adj. {}; with the pass rate, mixed",
+        row.name,
+        held.delta * 100.0,
+        interval.low * 100.0,
+        interval.high * 100.0,
+        p_value(held.p_adjusted)
+    );
+    format!(
+        "<line class=\"ci held\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\n<circle class=\"held-mark\" data-name=\"{}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\"><title>{}</title></circle>\n",
+        x_of(interval.low),
+        x_of(interval.high),
+        escape(&row.name),
+        x_of(held.delta),
+        escape(&title)
+    )
 }
 
 #[cfg(test)]
@@ -247,5 +280,33 @@ mod tests {
         let plot = svg("plot", "category", &[&row], None);
         let mark = format!("{:.1}", attribute(&plot, "circle", "cx"));
         assert_eq!(mark, format!("{:.1}", x_of(0.05)), "{plot}");
+    }
+
+    #[test]
+    fn a_mixed_row_draws_the_laws_held_change_beside_the_pass_rate() {
+        let mut row = carried_by_laws_held();
+        row.interval = Some(Interval {
+            low: 0.02,
+            high: 0.08,
+        });
+        row.p_adjusted = 0.001;
+        if let Some(held) = row.held.as_mut() {
+            held.delta = -0.30;
+            held.interval = Some(Interval {
+                low: -0.40,
+                high: -0.20,
+            });
+            held.verdict = Verdict::Worse;
+        }
+        row.verdict = Verdict::Mixed;
+        let plot = svg("plot", "category", &[&row], None);
+        let mark = format!("{:.1}", attribute(&plot, "circle class=\"mark\"", "cx"));
+        assert_eq!(mark, format!("{:.1}", x_of(0.05)), "{plot}");
+        let held = format!(
+            "{:.1}",
+            attribute(&plot, "circle class=\"held-mark\"", "cx")
+        );
+        assert_eq!(held, format!("{:.1}", x_of(-0.30)), "{plot}");
+        assert_eq!(plot.matches("<circle class=\"mark\"").count(), 1, "{plot}");
     }
 }

@@ -542,6 +542,7 @@ svg.forest{max-width:100%;height:auto;font-size:12px}
 svg .grid{stroke:#d0d7de}svg .zero{stroke:#57606a}svg .rule{stroke:#d0d7de}svg .mde{fill:#afb8c1;opacity:.45}
 svg .ci{stroke-width:3;stroke:#57606a}svg .tick,svg .axis,svg .nodata{fill:#57606a}svg .label.total{font-weight:700}
 svg .mark{stroke:#fff;stroke-width:1.5;fill:#57606a}
+svg .held-mark{fill:#fff;stroke:#8250df;stroke-width:2}svg .ci.held{stroke-dasharray:4 2}
 svg .better .mark,svg .better .ci{fill:#1a7f37;stroke:#1a7f37}svg .worse .mark,svg .worse .ci{fill:#cf222e;stroke:#cf222e}
 svg .inconclusive .mark,svg .inconclusive .ci{fill:#bf8700;stroke:#bf8700}svg .mixed .mark,svg .mixed .ci{fill:#8250df;stroke:#8250df}svg .too_few_samples .mark,svg .too_few_samples .ci{fill:#afb8c1;stroke:#afb8c1}
 .filters{display:flex;gap:16px;flex-wrap:wrap;align-items:center;position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid #d0d7de}
