@@ -1,7 +1,8 @@
 //! The commands a run folder suggests work as printed, wherever its pack is: a pack in a folder
 //! whose name is not the pack's, run on the scripted backend into a folder of runs that is not
 //! `output/`, then the hint `skilleval report` prints (`skilleval fixtures …`) and `report
-//! --rejudge` run from a folder with no `packs/` in it.
+//! --rejudge` run from a folder with no `packs/` in it, and the report rebuilt from another
+//! folder with the run's prompts.
 
 mod runner_support;
 
@@ -62,7 +63,10 @@ fn the_hints_of_a_run_whose_pack_folder_is_not_named_after_it_work_as_printed() 
     let pack_dir = temp.path().join("station-skill-pack");
     std::fs::rename(&copied, &pack_dir).unwrap();
     let runs = temp.path().join("runs");
-    let mut opts = RunOptions::new(Pack::load(pack_dir.to_str().unwrap()).unwrap());
+    // Named relative to the folder it stands in, as `run --pack station-skill-pack` would be
+    // (this file's one test, so the process's folder is its own).
+    std::env::set_current_dir(temp.path()).unwrap();
+    let mut opts = RunOptions::new(Pack::load("station-skill-pack").unwrap());
     opts.output_root = runs.clone();
     opts.repeats = 1;
     opts.variant = Some(pack_dir.join("variant.md"));
@@ -101,6 +105,17 @@ fn the_hints_of_a_run_whose_pack_folder_is_not_named_after_it_work_as_printed() 
         .filter(|body| body.contains(UNRECORDED))
         .collect();
     assert_eq!(stubs.len(), 1, "{}", text(&fixtures));
+
+    // From another folder, the report still finds the run's corpus for its prompts.
+    let elsewhere = cwd.join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let rebuilt = skilleval(&elsewhere, &["report", dir]);
+    assert!(rebuilt.status.success(), "{}", text(&rebuilt));
+    assert!(
+        !text(&rebuilt).contains("prompts not shown"),
+        "{}",
+        text(&rebuilt)
+    );
 
     let rejudge = skilleval(cwd, &["report", dir, "--rejudge"]);
     assert!(rejudge.status.success(), "{}", text(&rejudge));
