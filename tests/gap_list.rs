@@ -68,7 +68,7 @@ fn every_unanswered_call_is_listed_with_its_units_and_arms() {
     assert!(report.contains(r#"`{"station":"Atlantis"}`"#), "{report}");
     let page = std::fs::read_to_string(result.dir.join("report.html")).unwrap();
     assert!(page.contains("<section id=\"gaps\">") && page.contains("Nowhere Obs"));
-    let terminal = gaps::terminal(&listed, &result.run_id, 1);
+    let terminal = gaps::terminal(&listed, &result.dir, 1);
     assert!(
         terminal.contains("… 1 more, all in report.md"),
         "{terminal}"

@@ -284,13 +284,20 @@ fn the_report_command_writes_the_rejudged_folder_and_says_what_changed() {
             .output()
             .unwrap()
     };
-    // The run's pack is found by its name under packs/, which this folder has not.
+    // The run's pack is the pack.toml its manifest recorded; moved away, it is named and
+    // `--pack` asked for.
+    let moved = pack_dir.with_file_name("moved");
+    std::fs::rename(&pack_dir, &moved).unwrap();
     let refused = command(&["--rejudge"]);
+    std::fs::rename(&moved, &pack_dir).unwrap();
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("--pack"), "{stderr}");
+    assert!(
+        stderr.contains("--pack") && stderr.contains("pack.toml, which is gone"),
+        "{stderr}"
+    );
 
-    let done = command(&["--rejudge", "--pack", pack_dir.to_str().unwrap()]);
+    let done = command(&["--rejudge"]);
     let stdout = String::from_utf8_lossy(&done.stdout);
     assert!(
         done.status.success(),

@@ -221,6 +221,238 @@ fn the_report_command_rebuilds_the_same_page_and_markdown() {
     assert_eq!(xml, junit::junit(&summary, "report-mini"));
 }
 
+/// The fixed run folder's journal, its lines as JSON.
+fn journal_lines(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Whether `law` held in a journal line, as the statistics count a law row: it held unless it
+/// failed or the run errored.
+fn law_held(entry: &serde_json::Value, law: &str) -> bool {
+    let failed = entry["judgement"]["failed"].as_array().unwrap();
+    !entry["errored"].as_bool().unwrap() && !failed.iter().any(|l| l == law)
+}
+
+/// The share of a line's applied laws that held, as the statistics grade a run.
+fn held_share(entry: &serde_json::Value) -> f64 {
+    let applied = entry["judgement"]["applied_laws"].as_array().unwrap();
+    if entry["errored"].as_bool().unwrap() {
+        return 0.0;
+    }
+    let held = applied
+        .iter()
+        .filter(|l| law_held(entry, l.as_str().unwrap()))
+        .count();
+    held as f64 / applied.len() as f64
+}
+
+fn scored_pass(entry: &serde_json::Value) -> bool {
+    entry["judgement"]["passed"].as_bool().unwrap() && !entry["errored"].as_bool().unwrap()
+}
+
+/// (sample, repeat) of each pair of `comparison` the page shows that backs `row` (`category`
+/// or `law`, by `name`).
+fn shown_pairs(document: &Html, comparison: &str, row: &str, name: &str) -> Vec<(String, u64)> {
+    let mut shown: Vec<(String, u64)> = select(
+        document,
+        &format!("article.pair[data-comparison=\"{comparison}\"]"),
+    )
+    .into_iter()
+    .filter(|a| match row {
+        "category" => {
+            a.value().attr("data-category") == Some(name)
+                && a.value().attr("data-backs-category") == Some("true")
+        }
+        _ => {
+            let laws: Vec<String> =
+                serde_json::from_str(a.value().attr("data-laws").unwrap()).unwrap();
+            laws.iter().any(|l| l == name)
+        }
+    })
+    .map(|a| {
+        let heading: String = a
+            .select(&Selector::parse("h3").unwrap())
+            .next()
+            .unwrap()
+            .text()
+            .collect();
+        let sample: String = a
+            .select(&Selector::parse("h3 code").unwrap())
+            .next()
+            .unwrap()
+            .text()
+            .collect();
+        let repeat = heading
+            .split("repeat ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        (sample, repeat)
+    })
+    .collect();
+    shown.sort();
+    shown
+}
+
+/// The pair count a row of `comparison`'s tables links to, 0 where it links nowhere.
+fn link_count(document: &Html, comparison: &str, filter: &str) -> usize {
+    let links = select(
+        document,
+        &format!("section#{comparison} a.pairs-link[data-comparison=\"{comparison}\"]{filter}"),
+    );
+    assert!(links.len() <= 1, "one link per row");
+    links
+        .first()
+        .map_or(0, |a| a.text().collect::<String>().parse().unwrap())
+}
+
+/// (sample, repeat) of every pair of the journal whose two arms' outcomes for a row differ.
+fn differing_in_journal(
+    lines: &[serde_json::Value],
+    (reference, treatment): (&str, &str),
+    differs: impl Fn(&serde_json::Value, &serde_json::Value) -> bool,
+) -> Vec<(String, u64)> {
+    let mut by_pair: std::collections::BTreeMap<(String, u64), Vec<&serde_json::Value>> =
+        Default::default();
+    for line in lines {
+        let key = (
+            line["sample_id"].as_str().unwrap().to_string(),
+            line["repeat"].as_u64().unwrap(),
+        );
+        by_pair.entry(key).or_default().push(line);
+    }
+    by_pair
+        .into_iter()
+        .filter(|(_, arms)| {
+            let arm = |name: &str| arms.iter().find(|l| l["arm"] == name).copied();
+            match (arm(reference), arm(treatment)) {
+                (Some(r), Some(t)) => differs(r, t),
+                _ => false,
+            }
+        })
+        .map(|(key, _)| key)
+        .collect()
+}
+
+/// Checks that every category and law row of both comparisons is backed on the page by the
+/// pairs whose outcome for that row differs between its arms, gapped pairs included.
+fn assert_every_row_backed(dir: &Path, page: &str) {
+    let document = Html::parse_document(page);
+    let lines = journal_lines(dir);
+    let record = record::load(dir).unwrap();
+    let summary = record.summary().unwrap();
+    let comparisons = [
+        ("wording", ("baseline", "variant"), &summary.wording),
+        (
+            "skill_effect",
+            ("control", "baseline"),
+            summary.skill_effect.as_ref().unwrap(),
+        ),
+    ];
+    for (name, arms, comparison) in comparisons {
+        for law in &comparison.laws {
+            let expected = differing_in_journal(&lines, arms, |r, t| {
+                law_held(r, &law.name) != law_held(t, &law.name)
+            });
+            assert_eq!(
+                shown_pairs(&document, name, "law", &law.name),
+                expected,
+                "{name}: law {} ({})",
+                law.name,
+                law.verdict_label()
+            );
+            assert_eq!(
+                link_count(&document, name, &format!("[data-law=\"{}\"]", law.name)),
+                expected.len(),
+                "{name}: law {}",
+                law.name
+            );
+        }
+        for category in &comparison.categories {
+            let expected: Vec<(String, u64)> = differing_in_journal(&lines, arms, |r, t| {
+                r["category"] == category.name.as_str()
+                    && (scored_pass(r) != scored_pass(t) || held_share(r) != held_share(t))
+            });
+            assert_eq!(
+                shown_pairs(&document, name, "category", &category.name),
+                expected,
+                "{name}: category {}",
+                category.name
+            );
+            assert_eq!(
+                link_count(
+                    &document,
+                    name,
+                    &format!("[data-category=\"{}\"]", category.name)
+                ),
+                expected.len(),
+                "{name}: category {}",
+                category.name
+            );
+        }
+    }
+}
+
+#[test]
+fn every_verdict_row_is_backed_by_the_pairs_whose_outcome_for_it_differs() {
+    let (_temp, dir) = fixed_run();
+    let page = page();
+    assert_every_row_backed(&dir, &page);
+    // The one gapped pair (lookup-12, repeat 1, a gap on the variant's side) is scored in the
+    // statistics, so it is shown, marked, and the page says so.
+    let document = Html::parse_document(&page);
+    assert_eq!(select(&document, "article.pair div.pane.gapped").len(), 1);
+    let section: String = select(&document, "section#samples > p")
+        .iter()
+        .flat_map(|p| p.text())
+        .collect();
+    assert!(!section.contains("left out"), "{section}");
+    assert!(section.contains("scored as judged"), "{section}");
+}
+
+#[test]
+fn a_pair_whose_laws_differ_but_not_its_pass_is_shown_under_each_law() {
+    let (_temp, dir) = fixed_run();
+    // messy-01, repeat 0: control and baseline both fail, each on another law.
+    let lines: Vec<String> = journal_lines(&dir)
+        .into_iter()
+        .map(|mut line| {
+            let (sample, repeat) = (line["sample_id"].clone(), line["repeat"].clone());
+            if sample == "messy-01" && repeat == 0 {
+                let failed = match line["arm"].as_str().unwrap() {
+                    "control" => Some("asks-for-the-named-station"),
+                    "baseline" => Some("reports-the-reading"),
+                    _ => None,
+                };
+                if let Some(law) = failed {
+                    line["judgement"]["passed"] = false.into();
+                    line["judgement"]["failed"] = serde_json::json!([law]);
+                }
+            }
+            line.to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
+    let record = record::load(&dir).unwrap();
+    let summary = record.summary().unwrap();
+    let page = html::render(&record, &summary, &settings_of(&record));
+    let document = Html::parse_document(&page);
+    for law in ["asks-for-the-named-station", "reports-the-reading"] {
+        assert!(
+            shown_pairs(&document, "skill_effect", "law", law)
+                .contains(&("messy-01".to_string(), 0)),
+            "{law}"
+        );
+    }
+    assert_every_row_backed(&dir, &page);
+}
+
 /// The Chromium to drive: `$SKILLEVAL_CHROMIUM`, else the first of the usual names on PATH.
 fn chromium() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("SKILLEVAL_CHROMIUM") {

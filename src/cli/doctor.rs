@@ -1,7 +1,8 @@
-//! `skilleval doctor`: checks that this machine can run skilleval and says what it found, one
-//! line per item: the model file and its sha256, whether llama.cpp loads it, the binding, the
-//! CPU features the build uses, the threads, and whether every pack's skills, corpus and
-//! fixtures load. Any problem makes the exit code 1.
+//! `skilleval doctor`: checks that a run from the current folder can start and says what it
+//! found, one line per item: the model file and its sha256, whether llama.cpp loads it, the
+//! binding, the CPU features the build uses, the threads, whether every pack `--pack NAME`
+//! reaches from here (`packs/` in this folder, then the shipped packs) loads its skills, corpus
+//! and fixtures, and whether the run folders can be written. Any problem makes the exit code 1.
 
 use std::path::{Path, PathBuf};
 
@@ -20,12 +21,16 @@ const EXAMPLES: &str = "Examples:
   skilleval doctor --model smollm2
   skilleval doctor --packs-dir ../my-packs --model models/other.gguf";
 
+/// Where a run writes its folder unless `--output` says otherwise.
+const RUNS_DIR: &str = "output";
+
 #[derive(Args, Debug)]
 #[command(after_long_help = EXAMPLES)]
 pub struct DoctorArgs {
-    /// Folder whose sub-folders with a pack.toml are checked
-    #[arg(long, default_value = "packs")]
-    pub packs_dir: PathBuf,
+    /// Folder whose sub-folders with a pack.toml are checked, instead of the packs `--pack NAME`
+    /// reaches from here (`packs/` in this folder, then the shipped packs)
+    #[arg(long)]
+    pub packs_dir: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
 }
@@ -63,7 +68,11 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
         n => format!("{n} (--threads)"),
     };
     up.ok("threads", threads);
-    check_packs(&mut up, &args.packs_dir);
+    match &args.packs_dir {
+        Some(dir) => check_packs(&mut up, dir),
+        None => check_reachable_packs(&mut up),
+    }
+    check_runs_dir(&mut up, Path::new(RUNS_DIR));
     match up.problems {
         0 => {
             println!("doctor: no problem found");
@@ -138,6 +147,78 @@ fn cpu_features() -> String {
         Ok(features) if !features.is_empty() => features.join(" "),
         Ok(_) => "unknown".into(),
         Err(_) => "unknown (llama.cpp did not start)".into(),
+    }
+}
+
+/// The packs `--pack NAME` reaches from the current folder: each of `packs/` here, then each
+/// shipped pack no folder here shadows. No `packs/` here is no problem.
+fn check_reachable_packs(up: &mut Checkup) {
+    let here = Path::new("packs");
+    let mut local: Vec<String> = match std::fs::read_dir(here) {
+        Ok(entries) => entries
+            .flatten()
+            .filter(|e| e.path().join("pack.toml").is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    local.sort();
+    let shipped: Vec<&str> = crate::eval::pack_source::shipped_names()
+        .into_iter()
+        .filter(|name| !local.iter().any(|l| l == name))
+        .collect();
+    up.ok(
+        "packs",
+        format!(
+            "{} in packs/ here; shipped with skilleval: {}",
+            local.len(),
+            if shipped.is_empty() {
+                "none besides those".to_string()
+            } else {
+                shipped.join(", ")
+            }
+        ),
+    );
+    for name in &local {
+        let label = format!("pack {name}");
+        match check_pack(&here.join(name)) {
+            Ok(detail) => up.ok(&label, detail),
+            Err(e) => up.problem(&label, format!("{e:#}")),
+        }
+    }
+    for name in shipped {
+        let label = format!("pack {name}");
+        let checked = crate::eval::pack_source::shipped_pack_file(name).and_then(|file| {
+            let file = file.ok_or_else(|| anyhow::anyhow!("not shipped"))?;
+            check_pack(file.parent().unwrap_or(Path::new(".")))
+        });
+        match checked {
+            Ok(detail) => up.ok(&label, format!("{detail} (shipped)")),
+            Err(e) => up.problem(&label, format!("{e:#}")),
+        }
+    }
+}
+
+/// A run writes its folder under `output/` here: that folder, or the current one when it does
+/// not exist yet, must take a new file.
+fn check_runs_dir(up: &mut Checkup, runs: &Path) {
+    let dir = if runs.exists() { runs } else { Path::new(".") };
+    let probe = dir.join(format!(".skilleval-doctor-{}", std::process::id()));
+    match std::fs::File::create_new(&probe) {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            up.ok(
+                "runs",
+                format!("{}/ is writable (run folders go there)", runs.display()),
+            );
+        }
+        Err(e) => up.problem(
+            "runs",
+            format!(
+                "{}: cannot write: {e}; run from a folder you can write to, or pass --output",
+                dir.display()
+            ),
+        ),
     }
 }
 

@@ -8,7 +8,6 @@ use clap::Args;
 use serde_json::{Map, Value};
 
 use crate::eval::fixtures::{Fixture, FixtureStore};
-use crate::eval::pack::Pack;
 use crate::eval::record;
 use crate::eval::report::gaps::gap_calls;
 
@@ -20,7 +19,8 @@ pub const EXAMPLES: &str = "Examples:
 pub struct FixturesArgs {
     /// The run: its id under --output, or its folder
     pub run: String,
-    /// The pack whose fixture folders get the stubs (default: packs/NAME of the run's pack)
+    /// The pack whose fixture folders get the stubs (default: the pack.toml the run used, where
+    /// its manifest recorded it)
     #[arg(long)]
     pub pack: Option<String>,
     /// List the stubs without writing them
@@ -34,7 +34,7 @@ pub struct FixturesArgs {
 pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
     let dir = record::find(&args.run, &args.output)?;
     let record = record::load(&dir)?;
-    let pack = Pack::load(args.pack.as_deref().unwrap_or(&record.manifest.pack))?;
+    let pack = crate::eval::pack_source::of_run(&record.manifest, args.pack.as_deref())?;
     // Stubs belong to the pack the run ran: another pack's folders would gain files keyed by
     // calls its tools never saw.
     if pack.name != record.manifest.pack {

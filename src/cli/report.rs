@@ -29,7 +29,8 @@ pub struct ReportArgs {
     /// folder beside it; refused when more than the laws changed in pack.toml, or the corpus
     #[arg(long)]
     pub rejudge: bool,
-    /// The pack to judge with (its name, folder or pack.toml); the run's own pack by default
+    /// The pack to judge with (its name, folder or pack.toml); by default the pack.toml the run
+    /// used, where its manifest recorded it
     #[arg(long, requires = "rejudge")]
     pub pack: Option<String>,
 }
@@ -44,11 +45,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         // A run still running would be copied half into a permanent folder.
         crate::eval::record::folder::check_not_running(&dir)
             .map_err(|e| anyhow::anyhow!("--rejudge: {e}"))?;
-        let pack = match &args.pack {
-            Some(pack) => crate::eval::pack::Pack::load(pack)?,
-            None => crate::eval::pack::Pack::load(&record.manifest.pack)
-                .map_err(|e| anyhow::anyhow!("{e} (name the pack the run used with --pack)"))?,
-        };
+        let pack = crate::eval::pack_source::of_run(&record.manifest, args.pack.as_deref())?;
         let output_root = dir.parent().unwrap_or(std::path::Path::new("."));
         record = crate::eval::rejudge::rejudge_run(&record, &pack, output_root)?;
     }
@@ -62,7 +59,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         "{}",
         crate::eval::report::gaps::terminal(
             &crate::eval::report::gaps::gap_calls(&record.entries),
-            &record.manifest.run_id,
+            &record.dir,
             10
         )
     );

@@ -290,11 +290,7 @@ fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> a
         }
         print!(
             "{}",
-            report::gaps::terminal(
-                &report::gaps::gap_calls(&result.entries),
-                &result.run_id,
-                10
-            )
+            report::gaps::terminal(&report::gaps::gap_calls(&result.entries), &result.dir, 10)
         );
         println!("{}", profile.line());
         if let Some(earlier) = &prepared_baseline_note(result) {

@@ -35,10 +35,13 @@ pub struct MergeResult {
 }
 
 /// Manifest fields each process fills in for itself: they may differ between the shards of one
-/// run. The model file's path, the thread count and a server's URL differ between machines; the
-/// model's sha256 (or the model name a server reports) does not.
-const PER_PROCESS: [&str; 6] = [
+/// run. The model file's path, the absolute paths of the pack and the corpus, the thread count
+/// and a server's URL differ between machines; the model's sha256 (or the model name a server
+/// reports) does not.
+const PER_PROCESS: [&str; 8] = [
     "run_id",
+    "pack_file",
+    "corpus_file",
     "started_unix",
     "shard",
     "merged_from",

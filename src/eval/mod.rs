@@ -11,6 +11,7 @@ pub mod judge;
 pub mod law_cases;
 pub mod merge;
 pub mod pack;
+pub mod pack_source;
 pub mod plan;
 pub mod record;
 pub mod rejudge;

@@ -338,22 +338,20 @@ pub struct Pack {
 }
 
 impl Pack {
-    /// Finds `packs/<name>/pack.toml`, or takes a path to a folder or to the file itself.
-    pub fn locate(name_or_path: &str) -> PathBuf {
-        let p = Path::new(name_or_path);
-        if p.is_file() {
-            return p.to_path_buf();
-        }
-        if p.join("pack.toml").is_file() {
-            return p.join("pack.toml");
-        }
-        Path::new("packs").join(name_or_path).join("pack.toml")
+    /// Where `--pack` leads: [`pack_source::locate`](super::pack_source::locate).
+    pub fn locate(name_or_path: &str) -> anyhow::Result<PathBuf> {
+        super::pack_source::locate(name_or_path)
     }
 
     pub fn load(name_or_path: &str) -> anyhow::Result<Pack> {
-        let file = Self::locate(name_or_path);
-        let text = crate::base::input::read_input_to_string(&file)
-            .map_err(|e| anyhow!("{}: cannot read pack: {e}", file.display()))?;
+        let file = Self::locate(name_or_path)?;
+        let text = crate::base::input::read_input_to_string(&file).map_err(|e| {
+            anyhow!(
+                "{}: cannot read pack: {e} (a pack is a folder holding pack.toml, or one of the shipped packs: {})",
+                file.display(),
+                super::pack_source::shipped_names().join(", ")
+            )
+        })?;
         Self::parse(&text, &file)
     }
 

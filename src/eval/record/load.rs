@@ -64,7 +64,12 @@ pub fn load(dir: &Path) -> anyhow::Result<RunRecord> {
 /// The prompts of the corpus the manifest names, if it is still there and unchanged; else why
 /// not, in words for the report.
 fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, String> {
-    let path = Path::new(&manifest.corpus);
+    // The path as the run named it, relative to where it ran; else its absolute form.
+    let named = Path::new(&manifest.corpus);
+    let path = match manifest.corpus_file.as_deref().map(Path::new) {
+        Some(absolute) if !named.is_file() && absolute.is_file() => absolute,
+        _ => named,
+    };
     let text = crate::base::input::read_input_to_string(path).map_err(|e| {
         format!(
             "prompts not shown: the corpus {} cannot be read from here ({e})",

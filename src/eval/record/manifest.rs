@@ -26,6 +26,10 @@ pub struct Manifest {
     pub backend: BackendInfo,
     pub model_sha256: Option<String>,
     pub pack: String,
+    /// The run's `pack.toml`, as an absolute path: what `report --rejudge` and `fixtures` load
+    /// when no `--pack` is given. Absent in manifests older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack_file: Option<String>,
     pub skill: String,
     pub skills_dir: String,
     pub skills_git_revision: Option<String>,
@@ -45,6 +49,10 @@ pub struct Manifest {
     #[serde(default)]
     pub control_body_sha256: Option<String>,
     pub corpus: String,
+    /// `corpus` as an absolute path, for reading the prompts from another folder. Absent in
+    /// manifests older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corpus_file: Option<String>,
     pub corpus_sha256: String,
     pub samples: usize,
     pub repeats: u32,

@@ -1,10 +1,12 @@
 //! The forest plot of a comparison as inline SVG: one line per row (category or law, and the
 //! total), Δ as a dot coloured by its verdict, its 95% interval as a bar, and the row's MDE as a
-//! grey band around 0 (a change inside the band is one the run could have missed).
+//! grey band around 0 (a change inside the band is one the run could have missed). The dot and
+//! bar are those of the outcome that carried the verdict: the pass rate, or the share of laws
+//! held where that alone found the change; a row both made mixed shows the share hollow below.
 
 use super::markup::{escape, verdict_class};
 use super::{delta_and_interval, p_value};
-use crate::eval::stats::Row;
+use crate::eval::stats::{Interval, Row, Verdict};
 
 const WIDTH: f64 = 720.0;
 const LABEL_WIDTH: f64 = 250.0;
@@ -57,7 +59,38 @@ pub fn svg(caption: &str, kind: &str, rows: &[&Row], total: Option<&Row>) -> Str
     out
 }
 
+/// What a row's dot and bar show: Δ, its interval, and whether it is the share of laws held.
+struct Drawn {
+    delta: Option<f64>,
+    interval: Option<Interval>,
+    laws_held: bool,
+}
+
+/// The outcome that carried the row's verdict: the share of laws held when it found a change
+/// the pass rate did not (the "(laws held)" of the verdict), else the pass rate.
+fn drawn(row: &Row) -> Drawn {
+    match &row.held {
+        Some(held)
+            if matches!(held.verdict, Verdict::Better | Verdict::Worse)
+                && held.verdict == row.verdict
+                && row.pass_verdict().is_none() =>
+        {
+            Drawn {
+                delta: Some(held.delta),
+                interval: held.interval,
+                laws_held: true,
+            }
+        }
+        _ => Drawn {
+            delta: row.delta,
+            interval: row.interval,
+            laws_held: false,
+        },
+    }
+}
+
 fn row_marks(row: &Row, kind: &str, y: f64) -> String {
+    let shown = drawn(row);
     let verdict = verdict_class(row);
     let mut out = format!(
         "<g class=\"row {verdict}\" data-kind=\"{kind}\" data-name=\"{}\">\n",
@@ -71,14 +104,16 @@ fn row_marks(row: &Row, kind: &str, y: f64) -> String {
         ));
     }
     out.push_str(&format!(
-        "<text class=\"label{}\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{} (n={})</text>\n",
+        "<text class=\"label{}\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}{} (n={})</text>\n",
         if kind == "total" { " total" } else { "" },
         LABEL_WIDTH - 8.0,
         y + 4.0,
         escape(&row.name),
+        if shown.laws_held { " · laws held" } else { "" },
         row.samples
     ));
-    if let Some(mde) = row.mde {
+    // The MDE is the pass rate's: no band under the share of laws held.
+    if let (Some(mde), false) = (row.mde, shown.laws_held) {
         let (left, right) = (x_of(-mde), x_of(mde));
         out.push_str(&format!(
             "<rect class=\"mde\" x=\"{left:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>MDE {:.0} pp</title></rect>\n",
@@ -88,26 +123,40 @@ fn row_marks(row: &Row, kind: &str, y: f64) -> String {
             (mde * 100.0).ceil()
         ));
     }
-    match (row.delta, row.interval) {
+    match (shown.delta, shown.interval) {
         (Some(delta), Some(interval)) => {
             out.push_str(&format!(
                 "<line class=\"ci\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\n",
                 x_of(interval.low),
                 x_of(interval.high)
             ));
-            let title = format!(
-                "{}: Δ {} pp, p {} (adj. {}), MDE {}, {}",
-                row.name,
-                delta_and_interval(row, 1),
-                p_value(row.p_value),
-                p_value(row.p_adjusted),
-                row.mde
-                    .map_or("—".into(), |m| format!("{:.0} pp", (m * 100.0).ceil())),
-                row.verdict_label()
-            );
+            let title = match (&row.held, shown.laws_held) {
+                (Some(held), true) => format!(
+                    "{}: laws held Δ {:+.1} pp [{:+.1}, {:+.1}], p adj. {}; pass rate Δ {} pp, p adj. {}; {}",
+                    row.name,
+                    delta * 100.0,
+                    interval.low * 100.0,
+                    interval.high * 100.0,
+                    p_value(held.p_adjusted),
+                    delta_and_interval(row, 1),
+                    p_value(row.p_adjusted),
+                    row.verdict_label()
+                ),
+                _ => format!(
+                    "{}: Δ {} pp, p {} (adj. {}), MDE {}, {}",
+                    row.name,
+                    delta_and_interval(row, 1),
+                    p_value(row.p_value),
+                    p_value(row.p_adjusted),
+                    row.mde
+                        .map_or("—".into(), |m| format!("{:.0} pp", (m * 100.0).ceil())),
+                    row.verdict_label()
+                ),
+            };
             out.push_str(&format!(
-                "<circle class=\"mark\" data-kind=\"{kind}\" data-name=\"{}\" data-verdict=\"{verdict}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\"><title>{}</title></circle>\n",
+                "<circle class=\"mark\" data-kind=\"{kind}\" data-name=\"{}\" data-verdict=\"{verdict}\" data-outcome=\"{}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"5\"><title>{}</title></circle>\n",
                 escape(&row.name),
+                if shown.laws_held { "laws_held" } else { "pass_rate" },
                 x_of(delta),
                 escape(&title)
             ));
@@ -118,6 +167,146 @@ fn row_marks(row: &Row, kind: &str, y: f64) -> String {
             y + 4.0
         )),
     }
+    out.push_str(&opposing_held_marks(row, &shown, y));
     out.push_str("</g>\n");
     out
+}
+
+/// A row made mixed by its pass rate and its share of laws held moving apart: the share's Δ
+/// and interval, drawn hollow just below the pass rate's, since both carried the verdict.
+fn opposing_held_marks(row: &Row, shown: &Drawn, y: f64) -> String {
+    let Some(held) = &row.held else {
+        return String::new();
+    };
+    let opposed = row.verdict == Verdict::Mixed
+        && !shown.laws_held
+        && matches!(held.verdict, Verdict::Better | Verdict::Worse)
+        && row.pass_verdict().is_some_and(|v| v != held.verdict);
+    let (true, Some(interval)) = (opposed, held.interval) else {
+        return String::new();
+    };
+    let y = y + ROW_HEIGHT * 0.25;
+    let title = format!(
+        "{}: laws held Δ {:+.1} pp [{:+.1}, {:+.1}], p adj. {}; with the pass rate, mixed",
+        row.name,
+        held.delta * 100.0,
+        interval.low * 100.0,
+        interval.high * 100.0,
+        p_value(held.p_adjusted)
+    );
+    format!(
+        "<line class=\"ci held\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\"/>\n<circle class=\"held-mark\" data-name=\"{}\" cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\"><title>{}</title></circle>\n",
+        x_of(interval.low),
+        x_of(interval.high),
+        escape(&row.name),
+        x_of(held.delta),
+        escape(&title)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixture::fixture_summary;
+    use super::*;
+    use crate::eval::stats::{HeldShare, Interval, Verdict};
+
+    /// A row whose pass rate moved inside its noise while its share of laws held rose.
+    fn carried_by_laws_held() -> Row {
+        let mut row = fixture_summary().wording.categories[0].clone();
+        row.delta = Some(0.05);
+        row.interval = Some(Interval {
+            low: -0.10,
+            high: 0.20,
+        });
+        row.p_adjusted = 0.5;
+        row.held = Some(HeldShare {
+            reference: 0.5,
+            treatment: 0.8,
+            delta: 0.30,
+            interval: Some(Interval {
+                low: 0.20,
+                high: 0.40,
+            }),
+            p_value: 0.001,
+            p_adjusted: 0.002,
+            verdict: Verdict::Better,
+            conditional_power: None,
+        });
+        row.verdict = Verdict::Better;
+        row
+    }
+
+    fn attribute(svg: &str, element: &str, name: &str) -> f64 {
+        let start = svg
+            .find(&format!("<{element} "))
+            .expect("the element is drawn");
+        let tail = &svg[start..];
+        let value = tail
+            .split(&format!(" {name}=\""))
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("the attribute is set");
+        value.parse().expect("a number")
+    }
+
+    #[test]
+    fn a_verdict_carried_by_laws_held_is_drawn_on_the_laws_held_interval() {
+        let row = carried_by_laws_held();
+        assert_eq!(row.verdict_label(), "better (laws held)");
+        let plot = svg("plot", "category", &[&row], None);
+        let mark = format!("{:.1}", attribute(&plot, "circle", "cx"));
+        assert_eq!(mark, format!("{:.1}", x_of(0.30)), "{plot}");
+        let (low, high) = (
+            attribute(&plot, "line class=\"ci\"", "x1"),
+            attribute(&plot, "line class=\"ci\"", "x2"),
+        );
+        assert_eq!(
+            (format!("{low:.1}"), format!("{high:.1}")),
+            (format!("{:.1}", x_of(0.20)), format!("{:.1}", x_of(0.40))),
+            "{plot}"
+        );
+        assert!(plot.contains("laws held"), "{plot}");
+    }
+
+    #[test]
+    fn a_verdict_carried_by_the_pass_rate_is_drawn_on_the_pass_rate_interval() {
+        let mut row = carried_by_laws_held();
+        row.held = None;
+        row.interval = Some(Interval {
+            low: 0.02,
+            high: 0.08,
+        });
+        row.p_adjusted = 0.001;
+        let plot = svg("plot", "category", &[&row], None);
+        let mark = format!("{:.1}", attribute(&plot, "circle", "cx"));
+        assert_eq!(mark, format!("{:.1}", x_of(0.05)), "{plot}");
+    }
+
+    #[test]
+    fn a_mixed_row_draws_the_laws_held_change_beside_the_pass_rate() {
+        let mut row = carried_by_laws_held();
+        row.interval = Some(Interval {
+            low: 0.02,
+            high: 0.08,
+        });
+        row.p_adjusted = 0.001;
+        if let Some(held) = row.held.as_mut() {
+            held.delta = -0.30;
+            held.interval = Some(Interval {
+                low: -0.40,
+                high: -0.20,
+            });
+            held.verdict = Verdict::Worse;
+        }
+        row.verdict = Verdict::Mixed;
+        let plot = svg("plot", "category", &[&row], None);
+        let mark = format!("{:.1}", attribute(&plot, "circle class=\"mark\"", "cx"));
+        assert_eq!(mark, format!("{:.1}", x_of(0.05)), "{plot}");
+        let held = format!(
+            "{:.1}",
+            attribute(&plot, "circle class=\"held-mark\"", "cx")
+        );
+        assert_eq!(held, format!("{:.1}", x_of(-0.30)), "{plot}");
+        assert_eq!(plot.matches("<circle class=\"mark\"").count(), 1, "{plot}");
+    }
 }

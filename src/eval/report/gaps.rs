@@ -58,8 +58,9 @@ fn line(gap: &GapCall) -> String {
 const WHAT_NEXT: &str =
     "write stubs for them with `skilleval fixtures RUN`, or record them with `--record gaps`";
 
-/// For the terminal: the first `shown` gaps, and how many more `report.md` lists.
-pub fn terminal(gaps: &[GapCall], run: &str, shown: usize) -> String {
+/// For the terminal: the first `shown` gaps, how many more `report.md` lists, and the command
+/// that writes their stubs, naming the run by its folder so that it works from where it is read.
+pub fn terminal(gaps: &[GapCall], run_dir: &std::path::Path, shown: usize) -> String {
     if gaps.is_empty() {
         return String::new();
     }
@@ -73,8 +74,22 @@ pub fn terminal(gaps: &[GapCall], run: &str, shown: usize) -> String {
             gaps.len() - shown
         ));
     }
-    out.push_str(&format!("  {}\n", WHAT_NEXT.replace("RUN", run)));
+    let run = run_dir.display().to_string();
+    out.push_str(&format!(
+        "  {}\n",
+        WHAT_NEXT.replace("RUN", &shell_word(&run))
+    ));
     out
+}
+
+/// `word` as one shell word: quoted when it holds anything but plain path characters.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// For `report.md`: every gap.

@@ -1,10 +1,11 @@
 //! `report.html`: one self-contained page (no network, no external files): the headline, a
-//! forest plot of Δ per category and per law for each comparison with its full table, the
-//! samples whose arms disagree with both transcripts side by side and a filter by comparison,
-//! category, law and verdict, then the manifest and the run's timing.
+//! forest plot of Δ per category and per law for each comparison with its full table, each row
+//! linked to the pairs behind it, the samples whose arms' outcomes differ for some row with both
+//! transcripts side by side and a filter by comparison, category, law and verdict, then the
+//! manifest and the run's timing.
 //!
-//! The page is rendered here, in full: its small script only filters the samples and, once
-//! done, sets `data-rendered="ok"` on `<body>`. Everything the page shows is also in its data
+//! The page is rendered here, in full: its small script only filters the samples (also when a
+//! row's pair count is clicked) and, once done, sets `data-rendered="ok"` on `<body>`. Everything the page shows is also in its data
 //! block, `<script type="application/json" id="data">` (see [`data`]), for other programs.
 //! Every text from the run is escaped; the data block escapes `<`, `>` and `&` as JSON
 //! `\u` escapes so that no text can close it.
@@ -116,7 +117,7 @@ pub fn render(record: &RunRecord, summary: &Summary, settings: &str) -> String {
     ));
     out.push_str("<main>\n<section id=\"comparisons\">\n");
     for comparison in summary.comparisons() {
-        out.push_str(&comparison_section(comparison));
+        out.push_str(&comparison_section(comparison, &pairs));
     }
     if let Some(note) = several_variants_note(summary) {
         out.push_str(&format!("<p class=\"legend\">{}</p>\n", escape(&note)));
@@ -145,7 +146,7 @@ fn script_safe_json(value: &Value) -> String {
         .replace('&', "\\u0026")
 }
 
-fn comparison_section(comparison: &Comparison) -> String {
+fn comparison_section(comparison: &Comparison, pairs: &[Pair]) -> String {
     let title = comparison_title(comparison);
     let mut out = format!(
         "<section class=\"comparison\" id=\"{}\">\n<h2>{}</h2>\n",
@@ -160,8 +161,8 @@ fn comparison_section(comparison: &Comparison) -> String {
         &categories,
         Some(&comparison.total),
     ));
-    out.push_str("<figcaption>Per category, and the total.</figcaption>\n</figure>\n");
-    out.push_str(&html_table(comparison, &rows_of(comparison), true));
+    out.push_str("<figcaption>Per category, and the total: the pass rate, or the share of laws held where that alone carried the verdict (labelled \u{201c}laws held\u{201d}).</figcaption>\n</figure>\n");
+    out.push_str(&html_table(comparison, &rows_of(comparison), true, pairs));
     for note in super::comparison_notes(comparison) {
         out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&note)));
     }
@@ -176,19 +177,56 @@ fn comparison_section(comparison: &Comparison) -> String {
         ));
         out.push_str("<figcaption>Per law: the pass rate of each law over the runs it applied to; adjusted with every other row of the comparison.</figcaption>\n</figure>\n");
         out.push_str("<details><summary>Per-law table</summary>\n");
-        out.push_str(&html_table(comparison, &laws, false));
+        out.push_str(&html_table(comparison, &laws, false, pairs));
         out.push_str("</details>\n");
     }
     out.push_str("</section>\n");
     out
 }
 
-fn html_table(comparison: &Comparison, rows: &[&Row], categories: bool) -> String {
-    let header = headers(
+/// The pairs behind a row of `comparison`, shown under "Samples that differ": for a category
+/// (or the total) those whose pass or share of laws held differs, for a law those in which it
+/// held on one side only.
+fn backing<'a>(
+    pairs: &'a [Pair],
+    comparison: &'a Comparison,
+    row: &'a Row,
+    category_row: bool,
+) -> impl Iterator<Item = &'a Pair> {
+    pairs.iter().filter(move |p| {
+        p.comparison == comparison.name
+            && if category_row {
+                (p.pass_differs || p.held_differs)
+                    && (row.name == "total" || p.category == row.name)
+            } else {
+                p.laws.contains(&row.name)
+            }
+    })
+}
+
+/// A row's pair count, a link that filters "Samples that differ" to them.
+fn pairs_link(comparison: &Comparison, row: &Row, category_row: bool, count: usize) -> String {
+    if count == 0 {
+        return "0".into();
+    }
+    let filter = match (category_row, row.name.as_str()) {
+        (true, "total") => String::new(),
+        (true, name) => format!(" data-category=\"{}\"", escape(name)),
+        (false, name) => format!(" data-law=\"{}\"", escape(name)),
+    };
+    format!(
+        "<a class=\"pairs-link\" href=\"#samples\" data-comparison=\"{}\"{filter}>{count}</a>",
+        escape(&comparison.name)
+    )
+}
+
+fn html_table(comparison: &Comparison, rows: &[&Row], categories: bool, pairs: &[Pair]) -> String {
+    let mut header = headers(
         comparison.reference.name(),
         comparison.treatment.name(),
         if categories { "category" } else { "law" },
     );
+    header.push("pairs shown".into());
     let mut out = String::from("<table>\n<thead><tr>");
     for (i, cell) in header.iter().enumerate() {
         let class = if (1..=6).contains(&i) {
@@ -214,7 +252,11 @@ fn html_table(comparison: &Comparison, rows: &[&Row], categories: bool) -> Strin
             };
             out.push_str(&format!("<td{class}>{}</td>", escape(cell)));
         }
-        out.push_str("</tr>\n");
+        let count = backing(pairs, comparison, row, categories).count();
+        out.push_str(&format!(
+            "<td class=\"num\">{}</td></tr>\n",
+            pairs_link(comparison, row, categories, count)
+        ));
     }
     out.push_str("</tbody>\n</table>\n");
     out
@@ -240,7 +282,7 @@ fn samples_section(
     left_out: &std::collections::BTreeMap<String, usize>,
 ) -> String {
     let mut out = String::from("<section id=\"samples\">\n<h2>Samples that differ</h2>\n");
-    out.push_str("<p>Each (sample, repeat) whose two arms were both scored and disagree: one passed, the other failed. Pairs with a fixture gap on either side are left out, as in the statistics.</p>\n");
+    out.push_str("<p>Each (sample, repeat) whose two arms' outcomes differ for a row of the comparison: the pass (one passed, the other failed), the share of laws held, or a law that held on one side only. A pair with a fixture gap on either side is scored as judged, as in the statistics, and shown here with the gap marked. Each row's count in the tables above shows its pairs.</p>\n");
     if let Some(note) = &record.prompts_note {
         out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(note)));
     }
@@ -257,6 +299,7 @@ fn samples_section(
     let mut categories: Vec<String> = pairs.iter().map(|p| p.category.clone()).collect();
     categories.sort();
     categories.dedup();
+    // A law filter picks the pairs in which the law held on one side only: its row's pairs.
     let mut laws: Vec<String> = pairs.iter().flat_map(|p| p.laws.clone()).collect();
     laws.sort();
     laws.dedup();
@@ -268,7 +311,7 @@ fn samples_section(
         "no_change",
         "too_few_samples",
     ]
-    .map(|v| (v.to_string(), format!("category {}", v.replace('_', " "))));
+    .map(|v| (v.to_string(), format!("a row {}", v.replace('_', " "))));
     out.push_str(&format!(
         "<form id=\"filters\" class=\"filters\">\n<label>Comparison <select id=\"filter-comparison\">{}</select></label>\n<label>Category <select id=\"filter-category\">{}</select></label>\n<label>Law <select id=\"filter-law\">{}</select></label>\n<label>Verdict <select id=\"filter-verdict\">{}</select></label>\n<output id=\"shown\">{} pair(s)</output>\n</form>\n",
         options("all", comparisons),
@@ -287,25 +330,58 @@ fn samples_section(
     out
 }
 
+/// What differs in a pair, for its heading: who passed, else what the laws did.
+fn pair_outcome(pair: &Pair) -> String {
+    let (reference, treatment) = (&pair.reference, &pair.treatment);
+    if pair.pass_differs {
+        let (class, winner) = if pair.treatment_passed {
+            ("gain", treatment)
+        } else {
+            ("loss", reference)
+        };
+        return format!(
+            "<span class=\"{class}\">{} passed</span>",
+            winner.arm.name()
+        );
+    }
+    let both = if treatment.passed { "passed" } else { "failed" };
+    let class = match treatment.laws_held.partial_cmp(&reference.laws_held) {
+        Some(std::cmp::Ordering::Greater) => "gain",
+        Some(std::cmp::Ordering::Less) => "loss",
+        _ => "even",
+    };
+    format!(
+        "<span class=\"{class}\">both {both}; laws held {:.0}% → {:.0}%</span>",
+        reference.laws_held * 100.0,
+        treatment.laws_held * 100.0
+    )
+}
+
 fn pair_article(pair: &Pair) -> String {
     let laws_attr = serde_json::to_string(&pair.laws).expect("strings serialize");
-    let winner = if pair.treatment_passed {
-        &pair.treatment
+    let verdicts_attr = serde_json::to_string(&pair.verdicts()).expect("strings serialize");
+    let laws_note = if pair.laws.is_empty() {
+        String::new()
     } else {
-        &pair.reference
+        format!(
+            " <span class=\"row-laws\">· law(s) held on one side only: {}</span>",
+            escape(&pair.laws.join(", "))
+        )
     };
     let mut out = format!(
-        "<article class=\"pair\" data-comparison=\"{}\" data-category=\"{}\" data-laws=\"{}\" data-verdict=\"{}\">\n<h3><code>{}</code> · {} · repeat {} · seed {} · <span class=\"{}\">{} passed</span> <span class=\"category-verdict {}\">(category {})</span></h3>\n",
+        "<article class=\"pair\" data-comparison=\"{}\" data-category=\"{}\" data-backs-category=\"{}\" data-sample=\"{}\" data-repeat=\"{}\" data-laws=\"{}\" data-verdicts=\"{}\">\n<h3><code>{}</code> · {} · repeat {} · seed {} · {} <span class=\"category-verdict {}\">(category {})</span>{laws_note}</h3>\n",
         escape(&pair.comparison),
         escape(&pair.category),
+        pair.pass_differs || pair.held_differs,
+        escape(&pair.sample_id),
+        pair.repeat,
         escape(&laws_attr),
-        escape(&pair.verdict),
+        escape(&verdicts_attr),
         escape(&pair.sample_id),
         escape(&pair.category),
         pair.repeat,
         pair.seed,
-        if pair.treatment_passed { "gain" } else { "loss" },
-        winner.arm.name(),
+        pair_outcome(pair),
         escape(&pair.verdict),
         escape(&pair.verdict.replace('_', " ")),
     );
@@ -326,8 +402,9 @@ fn pair_article(pair: &Pair) -> String {
 /// their replayed results, how the loop stopped, and the reply.
 fn pane(side: &Side) -> String {
     let mut out = format!(
-        "<div class=\"pane {}\" data-arm=\"{}\">\n<h4>{} · {}</h4>\n<p class=\"laws\">",
+        "<div class=\"pane {}{}\" data-arm=\"{}\">\n<h4>{} · {}{}</h4>\n<p class=\"laws\">",
         if side.passed { "passed" } else { "failed" },
+        if side.gapped { " gapped" } else { "" },
         side.arm.name(),
         side.arm.name(),
         if side.passed {
@@ -336,6 +413,11 @@ fn pane(side: &Side) -> String {
             "errored"
         } else {
             "failed"
+        },
+        if side.gapped {
+            " · <span class=\"gap\">gap: a call met no recording; scored as judged</span>"
+        } else {
+            ""
         }
     );
     for law in &side.applied_laws {
@@ -460,11 +542,12 @@ svg.forest{max-width:100%;height:auto;font-size:12px}
 svg .grid{stroke:#d0d7de}svg .zero{stroke:#57606a}svg .rule{stroke:#d0d7de}svg .mde{fill:#afb8c1;opacity:.45}
 svg .ci{stroke-width:3;stroke:#57606a}svg .tick,svg .axis,svg .nodata{fill:#57606a}svg .label.total{font-weight:700}
 svg .mark{stroke:#fff;stroke-width:1.5;fill:#57606a}
+svg .held-mark{fill:#fff;stroke:#8250df;stroke-width:2}svg .ci.held{stroke-dasharray:4 2}
 svg .better .mark,svg .better .ci{fill:#1a7f37;stroke:#1a7f37}svg .worse .mark,svg .worse .ci{fill:#cf222e;stroke:#cf222e}
 svg .inconclusive .mark,svg .inconclusive .ci{fill:#bf8700;stroke:#bf8700}svg .mixed .mark,svg .mixed .ci{fill:#8250df;stroke:#8250df}svg .too_few_samples .mark,svg .too_few_samples .ci{fill:#afb8c1;stroke:#afb8c1}
 .filters{display:flex;gap:16px;flex-wrap:wrap;align-items:center;position:sticky;top:0;background:#fff;padding:8px 0;border-bottom:1px solid #d0d7de}
 .pair{border:1px solid #d0d7de;border-radius:6px;margin:12px 0;padding:8px 12px}.pair h3{margin:4px 0}
-.gain{color:#1a7f37}.loss{color:#cf222e}.category-verdict{color:#57606a;font-weight:400}
+.gain{color:#1a7f37}.loss{color:#cf222e}.category-verdict,.row-laws{color:#57606a;font-weight:400}.gap{color:#9a6700}
 .panes{display:grid;grid-template-columns:1fr 1fr;gap:12px}
 .pane{border-left:4px solid #afb8c1;padding-left:8px;min-width:0}.pane.passed{border-color:#1a7f37}.pane.failed{border-color:#cf222e}
 .pane h4{margin:4px 0}
@@ -484,22 +567,37 @@ const SCRIPT: &str = r#"
   var names = ["comparison", "category", "law", "verdict"];
   var selects = names.map(function (n) { return document.getElementById("filter-" + n); });
   var shown = document.getElementById("shown");
+  // Set by a category's (or the total's) pair count: only the pairs behind that row, those
+  // whose pass or share of laws held differs.
+  var categoryRow = false;
   function apply() {
     var want = {};
     names.forEach(function (n, i) { want[n] = selects[i].value; });
     var count = 0;
     pairs.forEach(function (p) {
       var laws = JSON.parse(p.dataset.laws);
+      var verdicts = JSON.parse(p.dataset.verdicts);
       var ok = (!want.comparison || p.dataset.comparison === want.comparison) &&
         (!want.category || p.dataset.category === want.category) &&
         (!want.law || laws.indexOf(want.law) >= 0) &&
-        (!want.verdict || p.dataset.verdict === want.verdict);
+        (!want.verdict || verdicts.indexOf(want.verdict) >= 0) &&
+        (!categoryRow || p.dataset.backsCategory === "true");
       p.hidden = !ok;
       if (ok) { count += 1; }
     });
     shown.textContent = count + " of " + pairs.length + " pair(s) shown";
   }
-  selects.forEach(function (s) { s.addEventListener("change", apply); });
+  selects.forEach(function (s) {
+    s.addEventListener("change", function () { categoryRow = false; apply(); });
+  });
+  // A row's pair count shows that row's pairs.
+  Array.prototype.forEach.call(document.querySelectorAll("a.pairs-link"), function (a) {
+    a.addEventListener("click", function () {
+      names.forEach(function (n, i) { selects[i].value = a.dataset[n] || ""; });
+      categoryRow = !a.dataset.law;
+      apply();
+    });
+  });
   apply();
   var marks = document.querySelectorAll("svg.forest circle.mark").length;
   var rows = data.comparisons.reduce(function (n, c) {

@@ -1,6 +1,7 @@
 //! The samples a report shows side by side: for each comparison of a run, every (sample,
-//! repeat) whose two arms' runs were both scored and came out differently (one passed, the
-//! other failed), with what a reader needs of each run: the calls with their arguments and
+//! repeat) whose two arms' outcomes differ for some row of the comparison (the pass, the share
+//! of laws held, or one law held), gapped pairs included as the statistics score them, with the
+//! rows each pair backs and what a reader needs of each run: the calls with their arguments and
 //! replayed results, the reply, and the laws that failed.
 
 use std::collections::BTreeMap;
@@ -10,13 +11,13 @@ use serde::Serialize;
 use crate::eval::arm::Arm;
 use crate::eval::record::journal::JournalEntry;
 use crate::eval::record::RunRecord;
-use crate::eval::stats::{Comparison, Summary};
+use crate::eval::stats::{Comparison, Outcome, Summary};
 use crate::harness::transcript::StopReason;
 
 /// Pairs shown per comparison; a report beyond that says how many it left out.
 pub const PAIRS_SHOWN: usize = 400;
 
-/// One (sample, repeat) whose arms disagree.
+/// One (sample, repeat) whose arms' outcomes differ for some row of its comparison.
 #[derive(Debug, Clone, Serialize)]
 pub struct Pair {
     /// `skill_effect` or `wording`.
@@ -30,12 +31,32 @@ pub struct Pair {
     /// The verdict of the pair's category in its comparison (as `Verdict` serializes, with
     /// `inconclusive` for a no-change row whose Δ reached its MDE).
     pub verdict: String,
+    /// One arm passed and the other did not: the pair backs its category's pass rate.
+    pub pass_differs: bool,
+    /// The arms' shares of laws held differ: the pair backs its category's laws-held share.
+    pub held_differs: bool,
     /// The treatment passed where the reference failed.
     pub treatment_passed: bool,
-    /// Laws that failed on either side.
+    /// The laws held on one side and not on the other: the law rows the pair backs.
     pub laws: Vec<String>,
+    /// The verdict of each of `laws`' rows, in the same order.
+    pub law_verdicts: Vec<String>,
     pub reference: Side,
     pub treatment: Side,
+}
+
+impl Pair {
+    /// The verdicts of the rows the pair backs: its category's, then each law's.
+    pub fn verdicts(&self) -> Vec<&str> {
+        let category = (self.pass_differs || self.held_differs).then_some(self.verdict.as_str());
+        let mut all: Vec<&str> = category
+            .into_iter()
+            .chain(self.law_verdicts.iter().map(String::as_str))
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
 }
 
 /// One arm's run of the pair.
@@ -44,6 +65,10 @@ pub struct Side {
     pub arm: Arm,
     pub passed: bool,
     pub errored: bool,
+    /// A call met no recording: scored as judged, as in the statistics.
+    pub gapped: bool,
+    /// The share of the run's laws that held, as the statistics grade it.
+    pub laws_held: f64,
     pub applied_laws: Vec<String>,
     pub failed_laws: Vec<String>,
     pub rounds: Vec<ShownRound>,
@@ -70,8 +95,8 @@ pub struct ShownCall {
 }
 
 /// The pairs of every comparison the summary holds (the wording's, then the skill effect's), by
-/// category, sample and repeat within each, at most
-/// [`PAIRS_SHOWN`] per comparison; and how many each comparison left out.
+/// category, sample and repeat within each, at most [`PAIRS_SHOWN`] per comparison; and how
+/// many each comparison left out.
 pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<String, usize>) {
     let mut by_key: BTreeMap<(&str, &str, u32), BTreeMap<Arm, &JournalEntry>> = BTreeMap::new();
     for entry in &record.entries {
@@ -92,7 +117,14 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
             ) else {
                 continue;
             };
-            if reference.gapped || treatment.gapped || scored(reference) == scored(treatment) {
+            let (r, t) = (reference.outcome(), treatment.outcome());
+            let pass_differs = r.scored_pass() != t.scored_pass();
+            let held_differs = r.laws_held_share() != t.laws_held_share();
+            let laws: Vec<String> = law_names(&[&r, &t])
+                .into_iter()
+                .filter(|law| r.law_held(law) != t.law_held(law))
+                .collect();
+            if !pass_differs && !held_differs && laws.is_empty() {
                 continue;
             }
             if shown == PAIRS_SHOWN {
@@ -100,15 +132,6 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
                 continue;
             }
             shown += 1;
-            let mut laws: Vec<String> = reference
-                .judgement
-                .failed
-                .iter()
-                .chain(&treatment.judgement.failed)
-                .cloned()
-                .collect();
-            laws.sort();
-            laws.dedup();
             pairs.push(Pair {
                 comparison: comparison.name.clone(),
                 category: category.to_string(),
@@ -117,7 +140,10 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
                 seed: treatment.seed,
                 prompt: record.prompts.get(*sample_id).cloned(),
                 verdict: category_verdict(comparison, category),
-                treatment_passed: scored(treatment),
+                pass_differs,
+                held_differs,
+                treatment_passed: t.scored_pass(),
+                law_verdicts: laws.iter().map(|l| law_verdict(comparison, l)).collect(),
                 laws,
                 reference: side(reference),
                 treatment: side(treatment),
@@ -127,9 +153,25 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
     (pairs, left_out)
 }
 
-/// A run counts as passed when it passed and did not error, as in the statistics.
-fn scored(entry: &JournalEntry) -> bool {
-    entry.judgement.passed && !entry.errored
+/// Every law that applied to or failed in either run, sorted.
+fn law_names(outcomes: &[&Outcome]) -> Vec<String> {
+    let mut names: Vec<String> = outcomes
+        .iter()
+        .flat_map(|o| o.applied_laws.iter().chain(&o.failed_laws))
+        .cloned()
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn law_verdict(comparison: &Comparison, law: &str) -> String {
+    comparison
+        .laws
+        .iter()
+        .find(|r| r.name == law)
+        .map_or("no_data", super::markup::verdict_class)
+        .to_string()
 }
 
 fn category_verdict(comparison: &Comparison, category: &str) -> String {
@@ -143,10 +185,13 @@ fn category_verdict(comparison: &Comparison, category: &str) -> String {
 
 fn side(entry: &JournalEntry) -> Side {
     let transcript = &entry.transcript;
+    let outcome = entry.outcome();
     Side {
         arm: entry.arm,
-        passed: scored(entry),
+        passed: outcome.scored_pass(),
         errored: entry.errored,
+        gapped: entry.gapped,
+        laws_held: outcome.laws_held_share(),
         applied_laws: entry.judgement.applied_laws.clone(),
         failed_laws: entry.judgement.failed.clone(),
         rounds: transcript

@@ -50,6 +50,9 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
             .and_then(|p| file_sha256(Path::new(p)).ok()),
         backend: info,
         pack: pack.name.clone(),
+        pack_file: std::fs::canonicalize(&pack.file)
+            .ok()
+            .map(|file| file.display().to_string()),
         skill: pack.skill.clone(),
         skills_git_revision: git_revision(&skills_dir),
         skills_dir: skills_dir.display().to_string(),
@@ -69,6 +72,9 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
         control_removes: opts.pack.control,
         control_body_sha256: opts.control.then(|| body(&arms.control)),
         corpus: corpus_path.display().to_string(),
+        corpus_file: std::fs::canonicalize(&corpus_path)
+            .ok()
+            .map(|file| file.display().to_string()),
         corpus_sha256: sha256_hex(corpus_text.as_bytes()),
         samples: run.samples.len(),
         repeats: opts.repeats,

@@ -26,18 +26,18 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub(super) fn scored_pass(&self) -> bool {
+    pub fn scored_pass(&self) -> bool {
         self.passed && !self.errored
     }
 
-    pub(super) fn law_held(&self, law: &str) -> bool {
+    pub fn law_held(&self, law: &str) -> bool {
         !self.errored && !self.failed_laws.iter().any(|l| l == law)
     }
 
     /// The share of the laws that applied to this run which held: a graded outcome that still
     /// moves where a sample almost never passes every law. An errored run held none; a journal
     /// that did not record its laws gives the pass as 0 or 1.
-    pub(super) fn laws_held_share(&self) -> f64 {
+    pub fn laws_held_share(&self) -> f64 {
         if self.errored {
             return 0.0;
         }
