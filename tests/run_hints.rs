@@ -4,7 +4,7 @@
 //! --rejudge` run from a folder with no `packs/` in it, and the report rebuilt from another
 //! folder with the run's prompts.
 
-mod runner_support;
+mod common;
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -16,8 +16,8 @@ use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::harness::template::Family;
 
-use runner_support::scripted_backend::ScriptedBackend;
-use runner_support::{call, copy_pack, reading_of, script_for};
+use common::scripted_backend::ScriptedBackend;
+use common::scripted::{call, copy_pack, reading_of, script_for};
 
 const TOOL: &str = "station_reading";
 /// A station the mini pack has no recording of: the variant's calls for it are gaps.
