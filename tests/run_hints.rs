@@ -16,8 +16,8 @@ use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::harness::template::Family;
 
-use common::scripted_backend::ScriptedBackend;
 use common::scripted::{call, copy_pack, reading_of, script_for};
+use common::scripted_backend::ScriptedBackend;
 
 const TOOL: &str = "station_reading";
 /// A station the mini pack has no recording of: the variant's calls for it are gaps.
