@@ -625,3 +625,37 @@ fn a_wording_with_a_row_worse_is_stamped_only_when_named() {
     // The control's own rows say that the body changed nothing.
     assert!(!control.unwrap().any_change());
 }
+
+/// A variant with front matter but no `allowed-tools` would have its tools offered before the
+/// skill loads, where the baseline offers them after: refused in one line, before the model.
+#[test]
+fn a_variant_that_drops_allowed_tools_is_refused_before_the_model_loads() {
+    let temp = tempfile::tempdir().unwrap();
+    let pack_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/timetable");
+    let variant = temp.path().join("no-tools.md");
+    std::fs::write(
+        &variant,
+        "---\nname: train-times\ndescription: Train times.\n---\nUse train_times for train times.\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["run", "--pack"])
+        .arg(&pack_dir)
+        .arg("--variant")
+        .arg(&variant)
+        .args(["--model", "/nonexistent/model.gguf", "--output"])
+        .arg(temp.path().join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains(
+            "no-tools.md: field `allowed-tools` is missing: the baseline grants train_times"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("model file not found"), "{stderr}");
+}

@@ -156,6 +156,35 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
     );
 }
 
+/// A law that held nowhere because the model never called a tool is not blamed on the law.
+#[test]
+fn a_law_pinned_by_a_model_that_never_calls_says_so_and_does_not_blame_the_law() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let out = tempfile::tempdir().unwrap();
+    let mut opts = run_options(&pack_dir, out.path(), 1);
+    let samples = opts.pack.corpus(None).unwrap();
+    opts.control = false;
+    opts.categories = vec!["lookup".into()];
+    let lookups: Vec<_> = samples
+        .into_iter()
+        .filter(|s| s.category == "lookup")
+        .collect();
+    let replies = script_for(&lookups, 1, false, true, 0, |_, _| {
+        vec!["It is probably mild there.".into()]
+    });
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let result = runner::run(&mut backend, &opts).unwrap();
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
+    assert!(!warnings.is_empty());
+    for warning in &warnings {
+        assert!(
+            warning.contains("in none of them did the model call a tool"),
+            "{warning}"
+        );
+        assert!(!warning.contains("check the law with"), "{warning}");
+    }
+}
+
 /// A tool the baseline called in one unit of many is named with a pointer to `score`.
 #[test]
 fn a_tool_the_baseline_rarely_called_points_to_score() {

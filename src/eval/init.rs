@@ -134,7 +134,7 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<Written> {
     let granted = skill.meta.granted_tools();
     if granted.is_empty() {
         bail!(
-            "{}: field `allowed-tools`: the skill names no tool; a pack measures when and how the model calls the skill's tools",
+            "{}: field `allowed-tools`: the skill names no tool; add its tools to the front matter (`allowed-tools: tool_name other_tool`), since a pack measures when and how the model calls them",
             skill_file.display()
         );
     }

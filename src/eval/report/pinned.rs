@@ -13,50 +13,63 @@ use crate::eval::record::journal::JournalEntry;
 pub struct NeverHeld {
     pub law: String,
     pub applied: usize,
+    /// Of those units, the ones where the model called some tool.
+    pub with_calls: usize,
     pub categories: BTreeSet<String>,
 }
 
 pub fn never_held(entries: &[JournalEntry]) -> Vec<NeverHeld> {
-    // (units it applied to, units it held in, categories), by law, in first-seen order.
+    // (units it applied to, units it held in, units with a call, categories), by law, in
+    // first-seen order.
     let mut order: Vec<String> = Vec::new();
-    let mut tally: BTreeMap<String, (usize, usize, BTreeSet<String>)> = BTreeMap::new();
+    let mut tally: BTreeMap<String, (usize, usize, usize, BTreeSet<String>)> = BTreeMap::new();
     for entry in entries {
+        let called = entry.transcript.calls().next().is_some();
         for law in &entry.judgement.applied_laws {
             let row = tally.entry(law.clone()).or_insert_with(|| {
                 order.push(law.clone());
-                (0, 0, BTreeSet::new())
+                (0, 0, 0, BTreeSet::new())
             });
             row.0 += 1;
             if !entry.judgement.failed.contains(law) {
                 row.1 += 1;
             }
-            row.2.insert(entry.category.clone());
+            row.2 += usize::from(called);
+            row.3.insert(entry.category.clone());
         }
     }
     order
         .into_iter()
         .filter_map(|law| {
-            let (applied, held, categories) = tally.remove(&law)?;
+            let (applied, held, with_calls, categories) = tally.remove(&law)?;
             (applied > 0 && held == 0).then_some(NeverHeld {
                 law,
                 applied,
+                with_calls,
                 categories,
             })
         })
         .collect()
 }
 
-/// One warning line per such law.
+/// One warning line per such law. Where the model called no tool in any unit the law applied
+/// to, that is said first: a law that needs a call cannot hold then, however right it is.
 pub fn warnings(entries: &[JournalEntry]) -> Vec<String> {
     never_held(entries)
         .into_iter()
         .map(|n| {
-            format!(
-                "warning: law `{}` held in no unit of any arm (0 of {} it applied to): it pins {} at 0% pass; check the law with `skilleval check`",
-                n.law,
-                n.applied,
-                n.categories.into_iter().collect::<Vec<_>>().join(", ")
-            )
+            let categories = n.categories.into_iter().collect::<Vec<_>>().join(", ");
+            if n.with_calls == 0 {
+                format!(
+                    "warning: law `{}` held in no unit of any arm (0 of {} it applied to), and in none of them did the model call a tool: it pins {categories} at 0% pass because the model does not call, which a law about the call or its result cannot get past (`skilleval check` tests the law itself on reference replies; `skilleval score` reads how likely the call is)",
+                    n.law, n.applied
+                )
+            } else {
+                format!(
+                    "warning: law `{}` held in no unit of any arm (0 of {} it applied to): it pins {categories} at 0% pass; check the law with `skilleval check`",
+                    n.law, n.applied
+                )
+            }
         })
         .collect()
 }

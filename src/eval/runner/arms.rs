@@ -117,11 +117,24 @@ fn overlay_variant(
     path: &Path,
 ) -> anyhow::Result<SkillTree> {
     let variant = baseline.with_overlay(&pack.skill, text, path)?;
-    if variant.get(&pack.skill).is_none() {
+    let Some(skill) = variant.get(&pack.skill) else {
         bail!(
             "{}: field `name`: the variant renames skill {:?}; keep the name to compare",
             path.display(),
             pack.skill
+        );
+    };
+    // Front matter without `allowed-tools` grants nothing, and a tool no skill grants is
+    // offered from the start: the variant would change when its tools are offered, unseen.
+    let granted = baseline
+        .get(&pack.skill)
+        .map(|s| s.meta.granted_tools())
+        .unwrap_or_default();
+    if !granted.is_empty() && skill.meta.granted_tools().is_empty() {
+        bail!(
+            "{}: field `allowed-tools` is missing: the baseline grants {}, and without the field they would be offered before the skill is loaded; copy the baseline's `allowed-tools` line, or give the body alone (no front matter) to keep the baseline's",
+            path.display(),
+            granted.join(", ")
         );
     }
     Ok(variant)
