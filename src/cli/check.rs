@@ -35,6 +35,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     pack.skills(None)?;
     let report = law_cases::check_recording(&pack, mode)?;
     print!("{}", report.render());
+    for warning in prose_example_warnings(&pack)? {
+        println!("{warning}");
+    }
     // A category too small for a verdict is found here, not after a long run.
     let samples = pack.corpus(None)?;
     let sizes = reach::category_sizes(samples.iter().map(|s| s.category.as_str()));
@@ -42,4 +45,22 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         println!("{warning}");
     }
     Ok(if report.agrees() { 0 } else { 1 })
+}
+
+/// The skill under test's worked examples written as prose, one warning line each: found
+/// before any model time, since a small model copies no call from them.
+pub(super) fn prose_example_warnings(pack: &Pack) -> anyhow::Result<Vec<String>> {
+    let tree = pack.skills(None)?;
+    let Some(skill) = tree.get(&pack.skill) else {
+        return Ok(Vec::new());
+    };
+    let Ok(text) = crate::base::input::read_input_to_string(&skill.source) else {
+        return Ok(Vec::new());
+    };
+    Ok(
+        crate::harness::skills::lint::prose_example_findings(&text, &skill.source)
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+    )
 }

@@ -154,6 +154,9 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
         print!("{}", report.render());
         bail!("the pack init wrote does not pass check; this is a bug in init");
     }
+    for warning in super::check::prose_example_warnings(&pack)? {
+        println!("{warning}");
+    }
     let out = args.out.display();
     println!("\nNext:");
     if written.placeholders > 0 {

@@ -35,6 +35,62 @@ pub struct Exchange {
 const FENCE_OPEN: &str = "```example";
 const FENCE_CLOSE: &str = "```";
 
+/// The speakers of a worked example written as prose, as a line begins with them.
+const PROSE_SPEAKERS: [&str; 8] = [
+    "user:",
+    "assistant:",
+    "call:",
+    "tool:",
+    "result:",
+    "answer:",
+    "model:",
+    "response:",
+];
+
+/// The 0-based lines of `body`, outside `example` blocks, where a worked exchange written as
+/// prose begins: a `User:` line (after list, quote or bold marks) followed within a few lines
+/// by another speaker's. A small model is shown such text as instructions, not as turns it can
+/// continue, and copies no call from it.
+pub fn prose_example_lines(body: &str) -> Vec<usize> {
+    let inside: Vec<bool> = {
+        let mut open = false;
+        body.lines()
+            .map(|line| {
+                let trimmed = line.trim();
+                let was = open;
+                if !open && trimmed == FENCE_OPEN {
+                    open = true;
+                } else if open && trimmed == FENCE_CLOSE {
+                    open = false;
+                }
+                was || open
+            })
+            .collect()
+    };
+    let speaker = |line: &str| -> Option<&'static str> {
+        let bare = line
+            .trim_start()
+            .trim_start_matches(['-', '*', '>', '#', '_', ' ', '`'])
+            .to_lowercase();
+        PROSE_SPEAKERS
+            .into_iter()
+            .find(|s| bare.starts_with(s) || bare.starts_with(&s.replace(':', "**:")))
+    };
+    let lines: Vec<&str> = body.lines().collect();
+    let mut found = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        if inside[index] || speaker(line) != Some("user:") {
+            continue;
+        }
+        let answered = (index + 1..lines.len().min(index + 6))
+            .any(|next| !inside[next] && speaker(lines[next]).is_some_and(|s| s != "user:"));
+        if answered {
+            found.push(index);
+        }
+    }
+    found
+}
+
 /// Where each example block sits in `body`: byte ranges from the opening fence to the end of
 /// the closing fence's line. An unclosed block is an error.
 fn block_ranges(
@@ -298,5 +354,17 @@ mod tests {
         let call = first_call_to(&exchanges, "weather_lookup").unwrap();
         assert_eq!(call.arguments["location"], "Graz");
         assert!(first_call_to(&exchanges, "other").is_none());
+    }
+
+    #[test]
+    fn examples_written_as_prose_are_found_and_example_blocks_are_not() {
+        let body = "Look parcels up.\n\nExample:\nUser: Where is 1Z999?\nCall: track(number=\"1Z999\")\nAnswer: It is in transit.\n\n- **User:** And 1Z111?\n- **Assistant:** Let me look.\n\n```example\nUser: Where is 1Z5?\nAssistant: <function=track><parameter=number>1Z5</parameter></function>\n```\n\nUser: someone with no reply after.\n";
+        let lines: Vec<&str> = body.lines().collect();
+        let found = prose_example_lines(body);
+        assert_eq!(
+            found.iter().map(|&i| lines[i]).collect::<Vec<_>>(),
+            ["User: Where is 1Z999?", "- **User:** And 1Z111?"]
+        );
+        assert!(prose_example_lines("```example\nUser: a\nAssistant: b\n```\n").is_empty());
     }
 }

@@ -61,6 +61,28 @@ impl fmt::Display for Finding {
     }
 }
 
+/// What is said of a worked example written as prose.
+pub const PROSE_EXAMPLE: &str = "a worked example written as prose (`User:` then a reply): a small model reads it as instructions and copies no call from it; write it as an ```example block, which the harness shows as earlier turns in the model's own chat and call format (docs/harness.md, \"Worked examples in a skill's body\")";
+
+/// Warnings for the worked examples written as prose in a `SKILL.md`'s text, by file line:
+/// what `init` and `check` say of a pack's skill before any model time.
+pub fn prose_example_findings(text: &str, file: &Path) -> Vec<Finding> {
+    let Ok((_, body)) = split_front_matter(text) else {
+        return Vec::new();
+    };
+    let body_line = text[..text.len() - body.len()].lines().count() + 1;
+    crate::harness::examples::prose_example_lines(body)
+        .into_iter()
+        .map(|index| Finding {
+            file: file.to_path_buf(),
+            line: body_line + index,
+            severity: Severity::Warning,
+            field: "body".into(),
+            message: PROSE_EXAMPLE.into(),
+        })
+        .collect()
+}
+
 /// What lint found under one folder.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
@@ -379,6 +401,14 @@ pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> 
             Severity::Warning,
             "body",
             "is empty: a loaded skill would tell the model nothing".into(),
+        ));
+    }
+    for index in crate::harness::examples::prose_example_lines(body) {
+        out.push(finding(
+            body_line + index,
+            Severity::Warning,
+            "body",
+            PROSE_EXAMPLE.into(),
         ));
     }
     let body_lines = body.lines().count();
