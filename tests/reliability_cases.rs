@@ -2132,6 +2132,18 @@ fn a_closed_stdout_ends_quietly() {
 /// process group is killed before the run exits with 130.
 #[test]
 fn an_interrupt_ends_the_children_of_a_running_tool() {
+    a_signal_ends_the_children_of_a_running_tool("INT", 130);
+}
+
+/// SIGTERM (what `kill`, `timeout` and CI runners send) and SIGHUP (a closed terminal) end the
+/// tool's process group as Ctrl-C does, and the run exits with 128 + the signal's number.
+#[test]
+fn a_termination_or_a_hangup_ends_the_children_of_a_running_tool() {
+    a_signal_ends_the_children_of_a_running_tool("TERM", 143);
+    a_signal_ends_the_children_of_a_running_tool("HUP", 129);
+}
+
+fn a_signal_ends_the_children_of_a_running_tool(signal: &str, status: i32) {
     let place = Place::new();
     let pid_file = place.root.join("bg.pid");
     place.mini_command_tool(
@@ -2164,17 +2176,17 @@ fn an_interrupt_ends_the_children_of_a_running_tool() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([format!("-{signal}"), child.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(out.status.code(), Some(status), "SIG{signal}: {stderr}");
     assert!(stderr.contains("--resume"), "{stderr}");
     std::thread::sleep(Duration::from_millis(200));
     assert!(
         !alive(&pid),
-        "the tool's background child {pid} outlived the run"
+        "SIG{signal}: the tool's background child {pid} outlived the run"
     );
 }
