@@ -2027,6 +2027,44 @@ fn cases() -> Vec<Case> {
             code: 1,
             words: &["--output /proc/self", "cannot write in it"],
         },
+        Case {
+            name: "report.md a symlink to a user's file: report replaces the link, the file is kept",
+            setup: |p| {
+                let run = p.finished_run("It is mild.", &[]);
+                let mine = p.write("mine.md", "mine");
+                for name in ["report.md", "report.html", "summary.csv"] {
+                    let at = p.output.join(&run).join(name);
+                    std::fs::remove_file(&at).unwrap();
+                    std::os::unix::fs::symlink(&mine, &at).unwrap();
+                }
+                p.then(move |_| {
+                    let now = std::fs::read_to_string(&mine).unwrap();
+                    (now == "mine").then_some(()).ok_or_else(|| format!("the user's file now holds {} bytes of report", now.len()))
+                });
+                s(&["report", &run, "--output", &p.output.display().to_string()])
+            },
+            code: 0,
+            words: &[],
+        },
+        Case {
+            name: "judge-cases.jsonl a folder: check refuses it, not reads it as missing",
+            setup: |p| {
+                std::fs::create_dir_all(p.mini.join("judge-cases.jsonl")).unwrap();
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["judge-cases.jsonl", "it is a folder"],
+        },
+        Case {
+            name: "judge-cases.jsonl a FIFO: score refuses it before the model",
+            setup: |p| {
+                mkfifo(&p.mini.join("judge-cases.jsonl"));
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &p.mini.display().to_string(), "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["judge-cases.jsonl", "FIFO"],
+        },
     ]
 }
 
