@@ -2047,6 +2047,68 @@ fn cases() -> Vec<Case> {
             words: &[],
         },
         Case {
+            name: "score: a reference_call naming a tool the pack lacks, before the model",
+            setup: |p| {
+                let corpus = p.mini.join("corpus.jsonl");
+                let first = std::fs::read_to_string(&corpus).unwrap().lines().next().unwrap().to_string();
+                let mut sample: serde_json::Value = serde_json::from_str(&first).unwrap();
+                sample["reference_call"] = serde_json::json!({"tool": "no_such_tool", "arguments": {}});
+                std::fs::write(&corpus, format!("{sample}\n")).unwrap();
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &p.mini.display().to_string(), "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["reference_call", "\"no_such_tool\" is not a tool of the pack"],
+        },
+        Case {
+            name: "bench --limit 0",
+            setup: |_| s(&["bench", "--bfcl", "simple_python", "--limit", "0", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--limit", "at least 1"],
+        },
+        Case {
+            name: "bench --max-tokens 0",
+            setup: |_| s(&["bench", "--bfcl", "simple_python", "--max-tokens", "0", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--max-tokens", "at least 1"],
+        },
+        Case {
+            name: "bench --temperature NaN",
+            setup: |_| s(&["bench", "--bfcl", "simple_python", "--temperature", "NaN", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--temperature", "NaN"],
+        },
+        Case {
+            name: "chat --temperature NaN, before the model",
+            setup: |p| s(&["chat", "--pack", &p.mini.display().to_string(), "--prompt", "hi", "--temperature", "NaN", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--temperature", "NaN"],
+        },
+        Case {
+            name: "chat --prompt empty, before the model",
+            setup: |p| s(&["chat", "--pack", &p.mini.display().to_string(), "--prompt", " ", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--prompt", "empty"],
+        },
+        Case {
+            name: "a BFCL helper that never answers: a time-out, and its process ended",
+            setup: |p| {
+                let pid_file = p.root.join("helper.pid");
+                let helper = p.write("helper.sh", format!("#!/bin/sh\necho $$ > {}\nexec sleep 600\n", pid_file.display()));
+                let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+                std::fs::set_permissions(&helper, mode).unwrap();
+                p.set_env("SKILLEVAL_BFCL_PYTHON", &helper);
+                p.then(move |_| {
+                    let pid = std::fs::read_to_string(&pid_file).map_err(|e| format!("the helper never started: {e}"))?;
+                    (!alive(pid.trim())).then_some(()).ok_or_else(|| format!("the helper {} outlived bench", pid.trim()))
+                });
+                let endpoint = completion_server("[]");
+                s(&["bench", "--bfcl", "multi_turn_base", "--mode", "harness", "--limit", "1", "--backend", "openai", "--endpoint", &endpoint, "--output", &p.output.display().to_string()])
+            },
+            code: 1,
+            words: &["BFCL helper", "no answer within 30 s"],
+        },
+        Case {
             name: "judge-cases.jsonl a folder: check refuses it, not reads it as missing",
             setup: |p| {
                 std::fs::create_dir_all(p.mini.join("judge-cases.jsonl")).unwrap();
@@ -2226,5 +2288,71 @@ fn a_signal_ends_the_children_of_a_running_tool(signal: &str, status: i32) {
     assert!(
         !alive(&pid),
         "SIG{signal}: the tool's background child {pid} outlived the run"
+    );
+}
+
+/// `init --mcp` with a server that never answers says within seconds what it waits for (the
+/// time-out is two minutes, for servers that `npx` first downloads), and a SIGTERM then ends
+/// the server's process group with the process.
+#[test]
+fn init_waiting_on_a_silent_mcp_server_says_so_and_a_termination_ends_the_server() {
+    use std::io::Read as _;
+    let place = Place::new();
+    let pid_file = place.root.join("server.pid");
+    let skill = place.write(
+        "skills/finder/SKILL.md",
+        "---\nname: finder\ndescription: Looks things up.\nallowed-tools: lookup\n---\nCall it.\n",
+    );
+    let server = format!("sh -c 'echo $$ > {}; exec sleep 600'", pid_file.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args([
+            "init",
+            "--skill",
+            &skill,
+            "--out",
+            &place.path("out"),
+            "--mcp",
+            &server,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 || sender.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = Vec::new();
+    let started = Instant::now();
+    while !String::from_utf8_lossy(&said).contains("waiting") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no word after 30 s: {}",
+            String::from_utf8_lossy(&said)
+        );
+        if let Ok(bytes) = lines.recv_timeout(Duration::from_millis(100)) {
+            said.extend(bytes);
+        }
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !alive(pid.trim()),
+        "the MCP server {} outlived init",
+        pid.trim()
     );
 }

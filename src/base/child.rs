@@ -124,9 +124,71 @@ impl Drop for Group {
     }
 }
 
+/// The lines of a child's output, read on a thread of their own, so that a wait for the next
+/// line can end: a child that neither answers nor exits would otherwise hold its reader forever.
+pub struct LineReader {
+    lines: std::sync::mpsc::Receiver<std::io::Result<String>>,
+}
+
+impl LineReader {
+    pub fn new(from: impl std::io::Read + Send + 'static) -> LineReader {
+        use std::io::BufRead as _;
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut from = std::io::BufReader::new(from);
+            loop {
+                let mut line = String::new();
+                let read = from.read_line(&mut line);
+                let end = !matches!(read, Ok(n) if n > 0);
+                if sender.send(read.map(|_| line)).is_err() || end {
+                    break;
+                }
+            }
+        });
+        LineReader { lines }
+    }
+
+    /// The next line (with its `\n`), `Ok(None)` once the output has ended, or an error of kind
+    /// `TimedOut` when no line came within `limit`.
+    pub fn next_line(&self, limit: std::time::Duration) -> std::io::Result<Option<String>> {
+        use std::sync::mpsc::RecvTimeoutError;
+        match self.lines.recv_timeout(limit) {
+            Ok(Ok(line)) if line.is_empty() => Ok(None),
+            Ok(Ok(line)) => Ok(Some(line)),
+            Ok(Err(e)) => Err(e),
+            Err(RecvTimeoutError::Disconnected) => Ok(None),
+            Err(RecvTimeoutError::Timeout) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", limit.as_secs()),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_reader_gives_lines_then_the_end_and_times_out_on_silence() {
+        let reader = LineReader::new(&b"one\ntwo"[..]);
+        let limit = std::time::Duration::from_secs(5);
+        assert_eq!(reader.next_line(limit).unwrap().as_deref(), Some("one\n"));
+        assert_eq!(reader.next_line(limit).unwrap().as_deref(), Some("two"));
+        assert_eq!(reader.next_line(limit).unwrap(), None);
+        let mut silent = std::process::Command::new("sleep")
+            .arg("30")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let reader = LineReader::new(silent.stdout.take().unwrap());
+        let e = reader
+            .next_line(std::time::Duration::from_millis(100))
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        silent.kill().unwrap();
+        silent.wait().unwrap();
+    }
 
     #[test]
     fn killing_a_group_ends_the_background_process_too() {

@@ -229,6 +229,14 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
 }
 
 fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
+    // Numbers that would run nothing, or sample with no number, are refused before any work.
+    if args.limit == Some(0) {
+        anyhow::bail!("--limit: must be at least 1 (0 runs no entry)");
+    }
+    if args.max_tokens == 0 {
+        anyhow::bail!("--max-tokens: must be at least 1 (0 generates no reply)");
+    }
+    crate::eval::pack::check_sampling_flags(args.temperature, None, None)?;
     let categories = bench_run::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
