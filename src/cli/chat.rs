@@ -152,9 +152,9 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         None => agent::run(&mut backend, &request),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&transcript)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&transcript)?);
     } else {
-        print!("{}", render_readable(&transcript));
+        crate::out!("{}", render_readable(&transcript));
     }
     Ok(0)
 }

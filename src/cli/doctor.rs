@@ -38,12 +38,12 @@ struct Checkup {
 
 impl Checkup {
     fn ok(&self, item: &str, detail: impl AsRef<str>) {
-        println!("{item:<12} {}", detail.as_ref());
+        crate::outln!("{item:<12} {}", detail.as_ref());
     }
 
     fn problem(&mut self, item: &str, detail: impl AsRef<str>) {
         self.problems += 1;
-        println!("{item:<12} PROBLEM: {}", detail.as_ref());
+        crate::outln!("{item:<12} PROBLEM: {}", detail.as_ref());
     }
 }
 
@@ -66,11 +66,11 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     check_packs(&mut up, &args.packs_dir);
     match up.problems {
         0 => {
-            println!("doctor: no problem found");
+            crate::outln!("doctor: no problem found");
             Ok(0)
         }
         n => {
-            println!("doctor: {n} problem(s)");
+            crate::outln!("doctor: {n} problem(s)");
             Ok(1)
         }
     }
