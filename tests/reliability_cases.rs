@@ -2061,6 +2061,16 @@ fn cases() -> Vec<Case> {
             words: &["reference_call", "\"no_such_tool\" is not a tool of the pack"],
         },
         Case {
+            name: "--ctx 0, at the server backend that never reads it",
+            setup: |p| {
+                let mut args = run_at_server(p, 200, completion("It is mild."));
+                args.extend(s(&["--ctx", "0"]));
+                args
+            },
+            code: 2,
+            words: &["--ctx", "0 is not in 1..="],
+        },
+        Case {
             name: "bench --limit 0",
             setup: |_| s(&["bench", "--bfcl", "simple_python", "--limit", "0", "--model", NO_MODEL]),
             code: 1,
