@@ -2071,6 +2071,24 @@ fn cases() -> Vec<Case> {
             words: &["--ctx", "0 is not in 1..="],
         },
         Case {
+            name: "lint: a skill folder whose SKILL.md is a FIFO is named, not passed over",
+            setup: |p| {
+                mkfifo(&p.root.join("skills/piped/SKILL.md"));
+                s(&["lint", &p.path("skills")])
+            },
+            code: 1,
+            words: &["piped/SKILL.md", "FIFO"],
+        },
+        Case {
+            name: "doctor: a pack folder whose pack.toml is a FIFO is named, not passed over",
+            setup: |p| {
+                mkfifo(&p.root.join("packs/piped/pack.toml"));
+                s(&["doctor", "--packs-dir", &p.path("packs"), "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["piped/pack.toml", "FIFO"],
+        },
+        Case {
             name: "bench --limit 0",
             setup: |_| s(&["bench", "--bfcl", "simple_python", "--limit", "0", "--model", NO_MODEL]),
             code: 1,
@@ -2199,8 +2217,8 @@ fn every_case_gets_its_exit_code_and_its_words() {
         if text.contains("panicked") {
             wrong.push("panicked".into());
         }
-        // An error is one line, the last on stderr (`lint` lists its findings instead).
-        if case.code == 1 && args[0] != "lint" {
+        // An error is one line, the last on stderr (`lint` and `doctor` list their findings).
+        if case.code == 1 && args[0] != "lint" && args[0] != "doctor" {
             let last = stderr.lines().last().unwrap_or("");
             if !last.starts_with("error: ") {
                 wrong.push("stderr does not end with an `error:` line".into());

@@ -100,6 +100,13 @@ pub fn optional_input_present(path: &Path) -> io::Result<bool> {
     }
 }
 
+/// Whether anything is at `path` (a file of any kind, a folder, a symlink), without opening it:
+/// a folder holding a `SKILL.md` or a `pack.toml` of the wrong kind is then read, and refused
+/// with what it is, instead of passed over as if the file were missing.
+pub fn is_present(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
 /// Whether `path` is a regular file, without opening it (a symlink to one counts).
 pub fn is_regular_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())

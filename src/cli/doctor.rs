@@ -146,7 +146,7 @@ fn check_packs(up: &mut Checkup, dir: &Path) {
         Ok(entries) => entries
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.join("pack.toml").is_file())
+            .filter(|p| p.is_dir() && crate::base::input::is_present(&p.join("pack.toml")))
             .collect(),
         Err(e) => {
             up.problem("packs", format!("{}: {e}", dir.display()));
