@@ -2089,6 +2089,16 @@ fn cases() -> Vec<Case> {
             words: &["piped/pack.toml", "FIFO"],
         },
         Case {
+            name: "check --pack a relative folder whose pack.toml is a FIFO: named, not sought under packs/",
+            setup: |p| {
+                mkfifo(&p.root.join("piped/pack.toml"));
+                let up = "../".repeat(Path::new(env!("CARGO_MANIFEST_DIR")).components().count() - 1);
+                s(&["check", "--pack", &format!("{up}{}", p.path("piped").trim_start_matches('/'))])
+            },
+            code: 1,
+            words: &["piped/pack.toml", "FIFO"],
+        },
+        Case {
             name: "bench --limit 0",
             setup: |_| s(&["bench", "--bfcl", "simple_python", "--limit", "0", "--model", NO_MODEL]),
             code: 1,

@@ -326,13 +326,15 @@ pub struct Pack {
 }
 
 impl Pack {
-    /// Finds `packs/<name>/pack.toml`, or takes a path to a folder or to the file itself.
+    /// Finds `packs/<name>/pack.toml`, or takes a path to a folder or to the file itself. A
+    /// `pack.toml` of any kind counts, so that reading it says what is wrong with it (a FIFO)
+    /// instead of the search going on to `packs/` and saying it is missing.
     pub fn locate(name_or_path: &str) -> PathBuf {
         let p = Path::new(name_or_path);
-        if p.is_file() {
+        if crate::base::input::is_present(p) && !p.is_dir() {
             return p.to_path_buf();
         }
-        if p.join("pack.toml").is_file() {
+        if crate::base::input::is_present(&p.join("pack.toml")) {
             return p.join("pack.toml");
         }
         Path::new("packs").join(name_or_path).join("pack.toml")
