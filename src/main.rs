@@ -4,9 +4,10 @@ use clap::Parser;
 use skilleval::cli::{run_command, Cli};
 
 /// SIGPIPE stays ignored (Rust's default), so that writing to a child that has exited is an
-/// error of that write (`src/base/child.rs`), never the silent death of the whole process. A
-/// closed stdout (`skilleval report … | head -1`) then makes `println!` panic; this hook ends
-/// the process quietly instead, with the status a shell gives a process SIGPIPE ended.
+/// error of that write (`src/base/child.rs`), never the silent death of the whole process.
+/// skilleval prints through `base::stdout`, which drops what a closed stdout cannot take; a
+/// `println!` elsewhere would panic there, and this hook ends the process quietly instead, with
+/// the status a shell gives a process SIGPIPE ended.
 fn end_quietly_on_closed_stdout() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

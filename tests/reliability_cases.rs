@@ -2028,6 +2028,144 @@ fn cases() -> Vec<Case> {
             code: 1,
             words: &["--output /proc/self", "cannot write in it"],
         },
+        Case {
+            name: "report.md a symlink to a user's file: report replaces the link, the file is kept",
+            setup: |p| {
+                let run = p.finished_run("It is mild.", &[]);
+                let mine = p.write("mine.md", "mine");
+                for name in ["report.md", "report.html", "summary.csv"] {
+                    let at = p.output.join(&run).join(name);
+                    std::fs::remove_file(&at).unwrap();
+                    std::os::unix::fs::symlink(&mine, &at).unwrap();
+                }
+                p.then(move |_| {
+                    let now = std::fs::read_to_string(&mine).unwrap();
+                    (now == "mine").then_some(()).ok_or_else(|| format!("the user's file now holds {} bytes of report", now.len()))
+                });
+                s(&["report", &run, "--output", &p.output.display().to_string()])
+            },
+            code: 0,
+            words: &[],
+        },
+        Case {
+            name: "score: a reference_call naming a tool the pack lacks, before the model",
+            setup: |p| {
+                let corpus = p.mini.join("corpus.jsonl");
+                let first = std::fs::read_to_string(&corpus).unwrap().lines().next().unwrap().to_string();
+                let mut sample: serde_json::Value = serde_json::from_str(&first).unwrap();
+                sample["reference_call"] = serde_json::json!({"tool": "no_such_tool", "arguments": {}});
+                std::fs::write(&corpus, format!("{sample}\n")).unwrap();
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &p.mini.display().to_string(), "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["reference_call", "\"no_such_tool\" is not a tool of the pack"],
+        },
+        Case {
+            name: "--ctx 0, at the server backend that never reads it",
+            setup: |p| {
+                let mut args = run_at_server(p, 200, completion("It is mild."));
+                args.extend(s(&["--ctx", "0"]));
+                args
+            },
+            code: 2,
+            words: &["--ctx", "0 is not in 1..="],
+        },
+        Case {
+            name: "lint: a skill folder whose SKILL.md is a FIFO is named, not passed over",
+            setup: |p| {
+                mkfifo(&p.root.join("skills/piped/SKILL.md"));
+                s(&["lint", &p.path("skills")])
+            },
+            code: 1,
+            words: &["piped/SKILL.md", "FIFO"],
+        },
+        Case {
+            name: "doctor: a pack folder whose pack.toml is a FIFO is named, not passed over",
+            setup: |p| {
+                mkfifo(&p.root.join("packs/piped/pack.toml"));
+                s(&["doctor", "--packs-dir", &p.path("packs"), "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["piped/pack.toml", "FIFO"],
+        },
+        Case {
+            name: "check --pack a relative folder whose pack.toml is a FIFO: named, not sought under packs/",
+            setup: |p| {
+                mkfifo(&p.root.join("piped/pack.toml"));
+                let up = "../".repeat(Path::new(env!("CARGO_MANIFEST_DIR")).components().count() - 1);
+                s(&["check", "--pack", &format!("{up}{}", p.path("piped").trim_start_matches('/'))])
+            },
+            code: 1,
+            words: &["piped/pack.toml", "FIFO"],
+        },
+        Case {
+            name: "bench --limit 0",
+            setup: |_| s(&["bench", "--bfcl", "simple_python", "--limit", "0", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--limit", "at least 1"],
+        },
+        Case {
+            name: "bench --max-tokens 0",
+            setup: |_| s(&["bench", "--bfcl", "simple_python", "--max-tokens", "0", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--max-tokens", "at least 1"],
+        },
+        Case {
+            name: "bench --temperature NaN",
+            setup: |_| s(&["bench", "--bfcl", "simple_python", "--temperature", "NaN", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--temperature", "NaN"],
+        },
+        Case {
+            name: "chat --temperature NaN, before the model",
+            setup: |p| s(&["chat", "--pack", &p.mini.display().to_string(), "--prompt", "hi", "--temperature", "NaN", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--temperature", "NaN"],
+        },
+        Case {
+            name: "chat --prompt empty, before the model",
+            setup: |p| s(&["chat", "--pack", &p.mini.display().to_string(), "--prompt", " ", "--model", NO_MODEL]),
+            code: 1,
+            words: &["--prompt", "empty"],
+        },
+        Case {
+            name: "a BFCL helper that never answers: a time-out, and its process ended",
+            setup: |p| {
+                let pid_file = p.root.join("helper.pid");
+                let helper = p.write("helper.sh", format!("#!/bin/sh\necho $$ > {}\nexec sleep 600\n", pid_file.display()));
+                let mode = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+                std::fs::set_permissions(&helper, mode).unwrap();
+                p.set_env("SKILLEVAL_BFCL_PYTHON", &helper);
+                p.then(move |_| {
+                    let pid = std::fs::read_to_string(&pid_file).map_err(|e| format!("the helper never started: {e}"))?;
+                    (!alive(pid.trim())).then_some(()).ok_or_else(|| format!("the helper {} outlived bench", pid.trim()))
+                });
+                let endpoint = completion_server("[]");
+                s(&["bench", "--bfcl", "multi_turn_base", "--mode", "harness", "--limit", "1", "--backend", "openai", "--endpoint", &endpoint, "--output", &p.output.display().to_string()])
+            },
+            code: 1,
+            words: &["BFCL helper", "no answer within 30 s"],
+        },
+        Case {
+            name: "judge-cases.jsonl a folder: check refuses it, not reads it as missing",
+            setup: |p| {
+                std::fs::create_dir_all(p.mini.join("judge-cases.jsonl")).unwrap();
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["judge-cases.jsonl", "it is a folder"],
+        },
+        Case {
+            name: "judge-cases.jsonl a FIFO: score refuses it before the model",
+            setup: |p| {
+                mkfifo(&p.mini.join("judge-cases.jsonl"));
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &p.mini.display().to_string(), "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["judge-cases.jsonl", "FIFO"],
+        },
     ]
 }
 
@@ -2095,8 +2233,8 @@ fn every_case_gets_its_exit_code_and_its_words() {
         if text.contains("panicked") {
             wrong.push("panicked".into());
         }
-        // An error is one line, the last on stderr (`lint` lists its findings instead).
-        if case.code == 1 && args[0] != "lint" {
+        // An error is one line, the last on stderr (`lint` and `doctor` list their findings).
+        if case.code == 1 && args[0] != "lint" && args[0] != "doctor" {
             let last = stderr.lines().last().unwrap_or("");
             if !last.starts_with("error: ") {
                 wrong.push("stderr does not end with an `error:` line".into());
@@ -2120,13 +2258,20 @@ fn every_case_gets_its_exit_code_and_its_words() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-/// A closed stdout (`skilleval check … | head -0`) ends the process quietly: no panic message,
-/// and the status SIGPIPE's default action gave.
+/// A closed stdout (`skilleval check … | head -0`) drops the rest of the output: no panic
+/// message, and the command finishes with its own status, the one it gives with stdout open.
 #[test]
-fn a_closed_stdout_ends_quietly() {
+fn a_closed_stdout_drops_the_output_and_the_command_finishes() {
     let place = Place::new();
+    let args = ["check", "--pack", &place.mini.display().to_string()];
+    let open = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(["check", "--pack", &place.mini.display().to_string()])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -2137,13 +2282,26 @@ fn a_closed_stdout_ends_quietly() {
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(141), "{stderr}");
+    assert_ne!(out.status.code(), Some(141), "{stderr}");
+    assert_eq!(out.status.code(), open.status.code(), "{stderr}");
 }
 
 /// Ctrl-C during a call to a command tool ends the tool and whatever it started: the tool's
 /// process group is killed before the run exits with 130.
 #[test]
 fn an_interrupt_ends_the_children_of_a_running_tool() {
+    a_signal_ends_the_children_of_a_running_tool("INT", 130);
+}
+
+/// SIGTERM (what `kill`, `timeout` and CI runners send) and SIGHUP (a closed terminal) end the
+/// tool's process group as Ctrl-C does, and the run exits with 128 + the signal's number.
+#[test]
+fn a_termination_or_a_hangup_ends_the_children_of_a_running_tool() {
+    a_signal_ends_the_children_of_a_running_tool("TERM", 143);
+    a_signal_ends_the_children_of_a_running_tool("HUP", 129);
+}
+
+fn a_signal_ends_the_children_of_a_running_tool(signal: &str, status: i32) {
     let place = Place::new();
     let pid_file = place.root.join("bg.pid");
     place.mini_command_tool(
@@ -2176,17 +2334,83 @@ fn an_interrupt_ends_the_children_of_a_running_tool() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let sent = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([format!("-{signal}"), child.id().to_string()])
         .status()
         .unwrap();
     assert!(sent.success());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(out.status.code(), Some(status), "SIG{signal}: {stderr}");
     assert!(stderr.contains("--resume"), "{stderr}");
     std::thread::sleep(Duration::from_millis(200));
     assert!(
         !alive(&pid),
-        "the tool's background child {pid} outlived the run"
+        "SIG{signal}: the tool's background child {pid} outlived the run"
+    );
+}
+
+/// `init --mcp` with a server that never answers says within seconds what it waits for (the
+/// time-out is two minutes, for servers that `npx` first downloads), and a SIGTERM then ends
+/// the server's process group with the process.
+#[test]
+fn init_waiting_on_a_silent_mcp_server_says_so_and_a_termination_ends_the_server() {
+    use std::io::Read as _;
+    let place = Place::new();
+    let pid_file = place.root.join("server.pid");
+    let skill = place.write(
+        "skills/finder/SKILL.md",
+        "---\nname: finder\ndescription: Looks things up.\nallowed-tools: lookup\n---\nCall it.\n",
+    );
+    let server = format!("sh -c 'echo $$ > {}; exec sleep 600'", pid_file.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args([
+            "init",
+            "--skill",
+            &skill,
+            "--out",
+            &place.path("out"),
+            "--mcp",
+            &server,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let (sender, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf) {
+            if n == 0 || sender.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut said = Vec::new();
+    let started = Instant::now();
+    while !String::from_utf8_lossy(&said).contains("waiting") {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no word after 30 s: {}",
+            String::from_utf8_lossy(&said)
+        );
+        if let Ok(bytes) = lines.recv_timeout(Duration::from_millis(100)) {
+            said.extend(bytes);
+        }
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        !alive(pid.trim()),
+        "the MCP server {} outlived init",
+        pid.trim()
     );
 }

@@ -2,7 +2,8 @@
 //! ended. Each starts in its own process group, so that a time-out or an interrupt ends the
 //! whole group: a program that started a background process of its own cannot leave it
 //! running, nor keep skilleval waiting on a pipe the background process holds open. Live
-//! groups are listed here; Ctrl-C kills every one of them before the process exits.
+//! groups are listed here; Ctrl-C, SIGTERM and SIGHUP kill every one of them before the
+//! process exits with 128 + the signal's number.
 //!
 //! skilleval never restores SIGPIPE's default action: writing to a child that has exited is an
 //! `EPIPE` error of that write, which its caller reports, never a silent death of the process.
@@ -10,9 +11,12 @@
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
+const SIGHUP: i32 = 1;
 const SIGINT: i32 = 2;
 const SIGKILL: i32 = 9;
-const INTERRUPTED_STATUS: i32 = 130;
+const SIGTERM: i32 = 15;
+/// The signals that end the process: Ctrl-C, `kill`/`timeout`/a CI runner, a closed terminal.
+const ENDING_SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 
 extern "C" {
     fn signal(signum: i32, handler: usize) -> usize;
@@ -28,7 +32,7 @@ static GROUPS: [AtomicI32; SLOTS] = [const { AtomicI32::new(0) }; SLOTS];
 static NOTE: OnceLock<Vec<u8>> = OnceLock::new();
 static HANDLER: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: i32) {
+extern "C" fn on_ending_signal(signum: i32) {
     // Only async-signal-safe calls here: kill(2), write(2) and _exit(2).
     kill_every_group();
     if let Some(note) = NOTE.get() {
@@ -37,21 +41,23 @@ extern "C" fn on_sigint(_: i32) {
             write(2, note.as_ptr(), note.len());
         }
     }
-    // SAFETY: ends the process at once, as the default action would.
-    unsafe { _exit(INTERRUPTED_STATUS) }
+    // SAFETY: ends the process at once, with the status a shell gives a process the signal ended.
+    unsafe { _exit(128 + signum) }
 }
 
 fn install_handler() {
     if !HANDLER.swap(true, Ordering::SeqCst) {
-        // SAFETY: installs a handler that only makes async-signal-safe calls.
-        unsafe {
-            signal(SIGINT, on_sigint as *const () as usize);
+        for signum in ENDING_SIGNALS {
+            // SAFETY: installs a handler that only makes async-signal-safe calls.
+            unsafe {
+                signal(signum, on_ending_signal as *const () as usize);
+            }
         }
     }
 }
 
-/// From now on, Ctrl-C prints `note` (one line) before the process ends with status 130. Only
-/// the first note of a process counts.
+/// From now on, Ctrl-C (SIGTERM, SIGHUP) prints `note` (one line) before the process ends with
+/// status 130 (143, 129). Only the first note of a process counts.
 pub fn say_on_interrupt(note: &str) {
     let _ = NOTE.set(format!("\n{note}\n").into_bytes());
     install_handler();
@@ -76,7 +82,7 @@ pub fn own_group(command: &mut std::process::Command) {
 }
 
 /// A child's process group, listed while the guard lives; [`Group::kill`] ends every process
-/// in it, and so does dropping the guard. Ctrl-C kills every listed group.
+/// in it, and so does dropping the guard. Ctrl-C, SIGTERM and SIGHUP kill every listed group.
 pub struct Group {
     id: i32,
     slot: Option<usize>,
@@ -118,9 +124,71 @@ impl Drop for Group {
     }
 }
 
+/// The lines of a child's output, read on a thread of their own, so that a wait for the next
+/// line can end: a child that neither answers nor exits would otherwise hold its reader forever.
+pub struct LineReader {
+    lines: std::sync::mpsc::Receiver<std::io::Result<String>>,
+}
+
+impl LineReader {
+    pub fn new(from: impl std::io::Read + Send + 'static) -> LineReader {
+        use std::io::BufRead as _;
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut from = std::io::BufReader::new(from);
+            loop {
+                let mut line = String::new();
+                let read = from.read_line(&mut line);
+                let end = !matches!(read, Ok(n) if n > 0);
+                if sender.send(read.map(|_| line)).is_err() || end {
+                    break;
+                }
+            }
+        });
+        LineReader { lines }
+    }
+
+    /// The next line (with its `\n`), `Ok(None)` once the output has ended, or an error of kind
+    /// `TimedOut` when no line came within `limit`.
+    pub fn next_line(&self, limit: std::time::Duration) -> std::io::Result<Option<String>> {
+        use std::sync::mpsc::RecvTimeoutError;
+        match self.lines.recv_timeout(limit) {
+            Ok(Ok(line)) if line.is_empty() => Ok(None),
+            Ok(Ok(line)) => Ok(Some(line)),
+            Ok(Err(e)) => Err(e),
+            Err(RecvTimeoutError::Disconnected) => Ok(None),
+            Err(RecvTimeoutError::Timeout) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", limit.as_secs()),
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_reader_gives_lines_then_the_end_and_times_out_on_silence() {
+        let reader = LineReader::new(&b"one\ntwo"[..]);
+        let limit = std::time::Duration::from_secs(5);
+        assert_eq!(reader.next_line(limit).unwrap().as_deref(), Some("one\n"));
+        assert_eq!(reader.next_line(limit).unwrap().as_deref(), Some("two"));
+        assert_eq!(reader.next_line(limit).unwrap(), None);
+        let mut silent = std::process::Command::new("sleep")
+            .arg("30")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let reader = LineReader::new(silent.stdout.take().unwrap());
+        let e = reader
+            .next_line(std::time::Duration::from_millis(100))
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        silent.kill().unwrap();
+        silent.wait().unwrap();
+    }
 
     #[test]
     fn killing_a_group_ends_the_background_process_too() {

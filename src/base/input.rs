@@ -85,6 +85,28 @@ pub fn read_input_limited(path: impl AsRef<Path>, limit: u64, what: &str) -> io:
     Ok(bytes)
 }
 
+/// Whether an optional input file is there: `Ok(false)` when nothing is at `path`, `Ok(true)`
+/// for a regular file (a symlink to one counts), and the error [`open_input`] gives for anything
+/// else, so that a folder or a FIFO in the file's place is refused instead of read as missing.
+pub fn optional_input_present(path: &Path) -> io::Result<bool> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+        Ok(m) if m.is_file() => Ok(true),
+        Ok(m) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("it is {}, not a regular file", kind_of(m.file_type())),
+        )),
+    }
+}
+
+/// Whether anything is at `path` (a file of any kind, a folder, a symlink), without opening it:
+/// a folder holding a `SKILL.md` or a `pack.toml` of the wrong kind is then read, and refused
+/// with what it is, instead of passed over as if the file were missing.
+pub fn is_present(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
 /// Whether `path` is a regular file, without opening it (a symlink to one counts).
 pub fn is_regular_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
@@ -112,5 +134,11 @@ mod tests {
         let file = dir.path().join("x.txt");
         std::fs::write(&file, "x").unwrap();
         assert_eq!(read_input_to_string(&file).unwrap(), "x");
+        assert!(optional_input_present(&file).unwrap());
+        assert!(!optional_input_present(&dir.path().join("absent")).unwrap());
+        let e = optional_input_present(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("a folder"), "{e}");
+        let e = optional_input_present(&fifo).unwrap_err().to_string();
+        assert!(e.contains("FIFO"), "{e}");
     }
 }

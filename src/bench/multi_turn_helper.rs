@@ -2,9 +2,10 @@
 //! multi-turn and agentic checkers in a Python process, one JSON line per request and per reply
 //! (decision 020). A run starts one helper per multi-turn entry; `bench score` one for all.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
@@ -16,6 +17,11 @@ use crate::model_path::cache_dir;
 pub const PYTHON_ENV: &str = "SKILLEVAL_BFCL_PYTHON";
 /// Where `scripts/setup.sh --bfcl` installs `bfcl-eval`, under the cache.
 pub const CACHE_SUBDIR: &str = "bfcl";
+
+/// The helper answers `hello` once Python has imported bfcl-eval, in about a second.
+const HELLO_TIME_LIMIT: Duration = Duration::from_secs(30);
+/// Any other request: one entry's set-up or one step's calls on BFCL's APIs.
+const ANSWER_TIME_LIMIT: Duration = Duration::from_secs(600);
 
 /// How to start the helper: an interpreter, the folder holding `bfcl_eval`, the script.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +81,7 @@ pub struct Helper {
     stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
     shown: String,
     input: ChildStdin,
-    output: BufReader<ChildStdout>,
+    output: crate::base::child::LineReader,
     /// `bfcl-eval`'s version, as the helper reports it.
     pub bfcl_eval: String,
     /// BFCL's `MAXIMUM_STEP_LIMIT`: more executed steps in one turn end the entry.
@@ -103,7 +109,8 @@ impl Helper {
             )
         })?;
         let input = child.stdin.take().expect("piped stdin");
-        let output = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let output =
+            crate::base::child::LineReader::new(child.stdout.take().expect("piped stdout"));
         let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut from = child.stderr.take().expect("piped stderr");
         let tail = stderr.clone();
@@ -131,12 +138,14 @@ impl Helper {
             bfcl_eval: String::new(),
             max_steps: 0,
         };
-        let hello = helper.ask(json!({"op": "hello"})).with_context(|| {
-            format!(
-                "the BFCL helper did not start: does {} import bfcl_eval?",
-                launch.python.display()
-            )
-        })?;
+        let hello = helper
+            .ask_within(json!({"op": "hello"}), HELLO_TIME_LIMIT)
+            .with_context(|| {
+                format!(
+                    "the BFCL helper did not start: does {} import bfcl_eval?",
+                    launch.python.display()
+                )
+            })?;
         helper.bfcl_eval = hello["bfcl_eval"].as_str().unwrap_or_default().to_string();
         helper.max_steps = hello["max_steps"]
             .as_u64()
@@ -164,18 +173,23 @@ impl Helper {
     }
 
     fn ask(&mut self, request: Value) -> anyhow::Result<Value> {
+        self.ask_within(request, ANSWER_TIME_LIMIT)
+    }
+
+    fn ask_within(&mut self, request: Value, limit: Duration) -> anyhow::Result<Value> {
         // SIGPIPE is ignored: a helper that has exited makes this write fail with EPIPE.
         if let Err(e) = writeln!(self.input, "{request}").and_then(|()| self.input.flush()) {
             bail!("writing to the BFCL helper: {e}: {}", self.why());
         }
-        let mut line = String::new();
-        let read = self
-            .output
-            .read_line(&mut line)
-            .context("reading from the BFCL helper")?;
-        if read == 0 {
-            bail!("{}", self.why());
-        }
+        let line = match self.output.next_line(limit) {
+            Ok(Some(line)) => line,
+            Ok(None) => bail!("{}", self.why()),
+            Err(e) => bail!(
+                "the BFCL helper ({}), asked {}: {e}",
+                self.shown,
+                request["op"].as_str().unwrap_or("a request")
+            ),
+        };
         let reply: Value = serde_json::from_str(&line)
             .with_context(|| format!("the BFCL helper's reply is not JSON: {line:?}"))?;
         if let Some(error) = reply.get("error") {

@@ -542,9 +542,9 @@ pub fn run(
         scores: summarize(&per_repeat_scores),
     };
     let summary_path = dir.join(SUMMARY_FILE);
-    fs::write(
+    crate::base::write::write_atomic(
         &summary_path,
-        serde_json::to_string_pretty(&summary)? + "\n",
+        (serde_json::to_string_pretty(&summary)? + "\n").as_bytes(),
     )
     .with_context(|| format!("writing {}", summary_path.display()))?;
     Ok(BenchRun {

@@ -26,7 +26,7 @@ pub struct ModelArgs {
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
     /// Context length in tokens
-    #[arg(long, default_value_t = DEFAULT_CTX)]
+    #[arg(long, default_value_t = DEFAULT_CTX, value_parser = clap::value_parser!(u32).range(1..))]
     pub ctx: u32,
     /// CPU threads (default: one per core)
     #[arg(long, default_value_t = 0)]

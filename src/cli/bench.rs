@@ -229,6 +229,14 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
 }
 
 fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
+    // Numbers that would run nothing, or sample with no number, are refused before any work.
+    if args.limit == Some(0) {
+        anyhow::bail!("--limit: must be at least 1 (0 runs no entry)");
+    }
+    if args.max_tokens == 0 {
+        anyhow::bail!("--max-tokens: must be at least 1 (0 generates no reply)");
+    }
+    crate::eval::pack::check_sampling_flags(args.temperature, None, None)?;
     let categories = bench_run::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
@@ -304,11 +312,11 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
     };
     let run = bench_run::run(backend, &selected, &options)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&run.summary)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&run.summary)?);
     } else {
-        println!("{}", bench_report::table(&run.summary.scores));
+        crate::outln!("{}", bench_report::table(&run.summary.scores));
         let summary = &run.summary;
-        println!(
+        crate::outln!(
             "mode {} · {} repeat(s) · seed {} · temperature {} · parallel {} · {:.0}s{}",
             summary.mode.name(),
             summary.repeats,
@@ -321,7 +329,7 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
                 n => format!(" · {n} inference error(s)"),
             }
         );
-        println!("run {} → {}", summary.run_id, run.dir.display());
+        crate::outln!("run {} → {}", summary.run_id, run.dir.display());
     }
     Ok(0)
 }
@@ -340,9 +348,9 @@ fn score(args: BenchScoreArgs) -> anyhow::Result<u8> {
     let per_repeat = score_repeats(&args.dir, &bench_corpus::default_root(), &extra)?;
     let summary = bench_report::summarize(&per_repeat);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        println!("{}", bench_report::table(&summary));
+        crate::outln!("{}", bench_report::table(&summary));
     }
     Ok(0)
 }

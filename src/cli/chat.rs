@@ -65,6 +65,10 @@ pub struct ChatArgs {
 }
 
 pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
+    if args.prompt.trim().is_empty() {
+        bail!("--prompt: is empty; give the user's message");
+    }
+    crate::eval::pack::check_sampling_flags(Some(args.temperature), None, None)?;
     let pack = args.pack.as_deref().map(Pack::load).transpose()?;
     let skills = match (&pack, &args.skills_dir) {
         (Some(pack), dir) => pack.skills(dir.as_deref())?,
@@ -148,9 +152,9 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         None => agent::run(&mut backend, &request),
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&transcript)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&transcript)?);
     } else {
-        print!("{}", render_readable(&transcript));
+        crate::out!("{}", render_readable(&transcript));
     }
     Ok(0)
 }

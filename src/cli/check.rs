@@ -34,15 +34,15 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     // The skills tree as a run reads it: a skill a run would refuse is refused here too.
     pack.skills(None)?;
     let report = law_cases::check_recording(&pack, mode)?;
-    print!("{}", report.render());
+    crate::out!("{}", report.render());
     for warning in prose_example_warnings(&pack)? {
-        println!("{warning}");
+        crate::outln!("{warning}");
     }
     // A category too small for a verdict is found here, not after a long run.
     let samples = pack.corpus(None)?;
     let sizes = reach::category_sizes(samples.iter().map(|s| s.category.as_str()));
     for warning in reach::small_category_warnings(&sizes, pack.laws.len(), 1) {
-        println!("{warning}");
+        crate::outln!("{warning}");
     }
     Ok(if report.agrees() { 0 } else { 1 })
 }

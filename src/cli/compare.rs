@@ -49,9 +49,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<u8> {
     });
     let result = compare::compare_runs(&a, &b, arm)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&result)?);
     } else {
-        print!("{}", compare::render(&result));
+        crate::out!("{}", compare::render(&result));
     }
     for record in [&a, &b] {
         let compared: Vec<_> = record

@@ -43,12 +43,12 @@ struct Checkup {
 
 impl Checkup {
     fn ok(&self, item: &str, detail: impl AsRef<str>) {
-        println!("{item:<12} {}", detail.as_ref());
+        crate::outln!("{item:<12} {}", detail.as_ref());
     }
 
     fn problem(&mut self, item: &str, detail: impl AsRef<str>) {
         self.problems += 1;
-        println!("{item:<12} PROBLEM: {}", detail.as_ref());
+        crate::outln!("{item:<12} PROBLEM: {}", detail.as_ref());
     }
 }
 
@@ -75,11 +75,11 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<u8> {
     check_runs_dir(&mut up, Path::new(RUNS_DIR));
     match up.problems {
         0 => {
-            println!("doctor: no problem found");
+            crate::outln!("doctor: no problem found");
             Ok(0)
         }
         n => {
-            println!("doctor: {n} problem(s)");
+            crate::outln!("doctor: {n} problem(s)");
             Ok(1)
         }
     }
@@ -227,7 +227,7 @@ fn check_packs(up: &mut Checkup, dir: &Path) {
         Ok(entries) => entries
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.join("pack.toml").is_file())
+            .filter(|p| p.is_dir() && crate::base::input::is_present(&p.join("pack.toml")))
             .collect(),
         Err(e) => {
             up.problem("packs", format!("{}: {e}", dir.display()));

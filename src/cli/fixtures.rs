@@ -48,7 +48,7 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
     }
     let gaps = gap_calls(&record.entries);
     if gaps.is_empty() {
-        println!(
+        crate::outln!(
             "run {}: every call was answered; no stub to write",
             record.manifest.run_id
         );
@@ -60,14 +60,15 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
     for gap in &gaps {
         let arguments: Map<String, Value> = gap.arguments.as_object().cloned().unwrap_or_default();
         if store.route(&gap.tool).is_none() {
-            println!(
+            crate::outln!(
                 "skip {} {}: the pack has no fixtures folder for this tool",
-                gap.tool, gap.arguments
+                gap.tool,
+                gap.arguments
             );
             continue;
         }
         if let Some((path, _)) = store.lookup_any(&gap.tool, &arguments) {
-            println!(
+            crate::outln!(
                 "keep {} (already answers or stubs {} {})",
                 path.display(),
                 gap.tool,
@@ -89,18 +90,18 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
             ..Default::default()
         };
         if args.dry_run {
-            println!("would write a stub for {} {}", gap.tool, gap.arguments);
+            crate::outln!("would write a stub for {} {}", gap.tool, gap.arguments);
         } else {
             match store
                 .record(stub)
                 .map_err(|e| anyhow!("{}: {e}", dir.display()))?
             {
                 crate::eval::fixtures::Recorded::Written(path) => {
-                    println!("wrote {}", path.display())
+                    crate::outln!("wrote {}", path.display())
                 }
                 crate::eval::fixtures::Recorded::KeptGood { path, .. }
                 | crate::eval::fixtures::Recorded::EarlierInRun { path, .. } => {
-                    println!(
+                    crate::outln!(
                         "keep {} (answers {} {})",
                         path.display(),
                         gap.tool,
@@ -113,7 +114,7 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
         }
         written += 1;
     }
-    println!(
+    crate::outln!(
         "{written} stub(s) {}, {kept} call(s) already have a file",
         if args.dry_run { "to write" } else { "written" }
     );

@@ -57,9 +57,9 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<u8> {
             "finish": generation.finish,
         });
         out["figures"] = generation_figures(&backend, &generation.metrics);
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        println!("{}", generation.text.trim_end());
+        crate::outln!("{}", generation.text.trim_end());
         print_figures(&backend, &generation.metrics);
     }
     Ok(0)

@@ -137,42 +137,42 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
         recorded: args.recorded,
         prompts,
     })?;
-    println!("wrote {}", written.pack_file.display());
+    crate::outln!("wrote {}", written.pack_file.display());
     for file in &written.files[1..] {
-        println!("wrote {}", file.display());
+        crate::outln!("wrote {}", file.display());
     }
     for (tool, kind) in &written.tools {
-        println!("tool {tool}: {kind}");
+        crate::outln!("tool {tool}: {kind}");
     }
     // A pack init wrote must load and pass `check` as it stands: proven here, not promised.
     let pack = Pack::load(&args.out.to_string_lossy())?;
     let report = law_cases::check(&pack)?;
     let last = report.render();
     let last = last.lines().last().unwrap_or_default();
-    println!("{last}");
+    crate::outln!("{last}");
     if !report.agrees() {
-        print!("{}", report.render());
+        crate::out!("{}", report.render());
         bail!("the pack init wrote does not pass check; this is a bug in init");
     }
     for warning in super::check::prose_example_warnings(&pack)? {
-        println!("{warning}");
+        crate::outln!("{warning}");
     }
     let out = args.out.display();
-    println!("\nNext:");
+    crate::outln!("\nNext:");
     if written.placeholders > 0 {
-        println!(
+        crate::outln!(
             "  1. replace the {} starter prompts in {out}/corpus.jsonl with real requests (add more: a category needs enough samples to reach a verdict)",
             written.placeholders
         );
     } else {
-        println!("  1. add prompts to {out}/corpus.jsonl: a category needs enough samples to reach a verdict");
+        crate::outln!("  1. add prompts to {out}/corpus.jsonl: a category needs enough samples to reach a verdict");
     }
-    println!(
+    crate::outln!(
         "  2. record the tools' answers: skilleval run --pack {out} --record gaps --repeats 1"
     );
-    println!("  3. write your wording as a variant and score it without repeats: skilleval score --pack {out} --variant my-wording.md");
-    println!("     (its `calls` and `no_call` steps come from these laws; samples with the fields an `argument_equals_field` law reads, or a `reference_call`, add the arguments and the answer: docs/score.md)");
-    println!("  4. confirm the chosen wording with a sampled run: skilleval run --pack {out} --variant my-wording.md");
+    crate::outln!("  3. write your wording as a variant and score it without repeats: skilleval score --pack {out} --variant my-wording.md");
+    crate::outln!("     (its `calls` and `no_call` steps come from these laws; samples with the fields an `argument_equals_field` law reads, or a `reference_call`, add the arguments and the answer: docs/score.md)");
+    crate::outln!("  4. confirm the chosen wording with a sampled run: skilleval run --pack {out} --variant my-wording.md");
     Ok(0)
 }
 

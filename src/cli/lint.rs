@@ -25,10 +25,10 @@ pub struct LintArgs {
 pub fn run(args: LintArgs) -> anyhow::Result<u8> {
     let report = lint::lint_path(&args.skills_dir)?;
     for finding in &report.findings {
-        println!("{finding}");
+        crate::outln!("{finding}");
     }
     let (errors, warnings) = (report.errors(), report.warnings());
-    println!(
+    crate::outln!(
         "lint: {} skill{}, {errors} error{}, {warnings} warning{}",
         report.skills,
         plural(report.skills),

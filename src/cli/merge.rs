@@ -31,10 +31,10 @@ pub fn run(args: MergeArgs) -> anyhow::Result<u8> {
         output_root: args.output,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result.summary)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
-        println!("{}", report::table(&result.summary));
-        println!("run {} → {}", result.run_id, result.dir.display());
+        crate::outln!("{}", report::table(&result.summary));
+        crate::outln!("run {} → {}", result.run_id, result.dir.display());
     }
     Ok(0)
 }

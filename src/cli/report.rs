@@ -55,7 +55,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.junit {
         write_junit(path, &summary, &record.manifest.run_id)?;
     }
-    print!(
+    crate::out!(
         "{}",
         crate::eval::report::gaps::terminal(
             &crate::eval::report::gaps::gap_calls(&record.entries),
@@ -64,12 +64,12 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         )
     );
     for warning in crate::eval::report::pinned::warnings(&record.entries) {
-        println!("{warning}");
+        crate::outln!("{warning}");
     }
     match &record.manifest.rejudged {
         Some(rejudged) => {
-            println!("{}", crate::eval::report::table(&summary));
-            println!(
+            crate::outln!("{}", crate::eval::report::table(&summary));
+            crate::outln!(
                 "run {} judged again with {}'s laws (changed: {}): {} of {} units judged otherwise",
                 rejudged.from,
                 record.manifest.pack,
@@ -81,9 +81,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
                 rejudged.units_changed,
                 record.entries.len()
             );
-            println!("run {} → {}", record.manifest.run_id, dir.display());
+            crate::outln!("run {} → {}", record.manifest.run_id, dir.display());
         }
-        None => println!(
+        None => crate::outln!(
             "{} and {} rebuilt in {}",
             record::folder::MARKDOWN_FILE,
             record::folder::HTML_FILE,

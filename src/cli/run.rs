@@ -275,28 +275,28 @@ fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> a
     }
     let profile = &result.profile;
     if outputs.json {
-        println!("{}", serde_json::to_string_pretty(&result.summary)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
-        println!("{}", report::table(&result.summary));
+        crate::outln!("{}", report::table(&result.summary));
         for warning in report::pinned::warnings(&result.entries) {
-            println!("{warning}");
+            crate::outln!("{warning}");
         }
         let offered: Vec<&str> = opts.pack.tools.iter().map(|t| t.name.as_str()).collect();
         if let Some(note) = report::pinned::uncalled_note(&result.entries, &offered) {
-            println!("{note}");
+            crate::outln!("{note}");
         }
         if let Some(note) = report::pinned::rare_call_note(&result.entries, &offered) {
-            println!("{note}");
+            crate::outln!("{note}");
         }
-        print!(
+        crate::out!(
             "{}",
             report::gaps::terminal(&report::gaps::gap_calls(&result.entries), &result.dir, 10)
         );
-        println!("{}", profile.line());
+        crate::outln!("{}", profile.line());
         if let Some(earlier) = &prepared_baseline_note(result) {
-            println!("{earlier}");
+            crate::outln!("{earlier}");
         }
-        println!("run {} → {}", result.run_id, result.dir.display());
+        crate::outln!("run {} → {}", result.run_id, result.dir.display());
     }
     if outputs.profile {
         let text = profile.table()
@@ -310,7 +310,7 @@ fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> a
         if outputs.json {
             eprint!("{}\n{text}", profile.line());
         } else {
-            print!("{text}");
+            crate::out!("{text}");
         }
     }
     let void = report::errors::all_errored(&result.entries);

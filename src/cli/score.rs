@@ -141,10 +141,10 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
             .map_err(|e| anyhow::anyhow!("--junit {}: cannot write: {e}", path.display()))?;
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print!("{}", report::terminal(&summary));
-        println!("score {id} → {}", dir.display());
+        crate::out!("{}", report::terminal(&summary));
+        crate::outln!("score {id} → {}", dir.display());
     }
     Ok(fail_on_code(
         &args.fail_on,

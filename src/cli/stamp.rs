@@ -51,14 +51,14 @@ pub fn run(args: StampArgs) -> anyhow::Result<u8> {
     }
     let stamped = stamp::stamp(&record, &summary, winner)?;
     if args.dry_run {
-        print!("{}", stamped.text);
+        crate::out!("{}", stamped.text);
         return Ok(0);
     }
     let file = &stamped.winner.file;
     std::fs::write(file, &stamped.text)
         .map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", file.display()))?;
     let (old, new) = &stamped.version;
-    println!(
+    crate::outln!(
         "stamped {} ({}, total {}) with run {}: version {} → {new}",
         file.display(),
         stamped.winner.arm.name(),

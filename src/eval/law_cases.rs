@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{anyhow, bail};
+use anyhow::{anyhow, bail, Context as _};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -378,7 +378,9 @@ pub fn check(pack: &Pack) -> anyhow::Result<CheckReport> {
 pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckReport> {
     let samples = pack.corpus(None)?;
     let cases_path = pack.dir.join(CASES_FILE);
-    let cases_file = cases_path.is_file().then_some(cases_path);
+    let present = crate::base::input::optional_input_present(&cases_path)
+        .with_context(|| format!("{}: cannot read judge cases", cases_path.display()))?;
+    let cases_file = present.then_some(cases_path);
     let cases = match &cases_file {
         Some(path) => load_cases(path, pack, &samples)?,
         None => Vec::new(),

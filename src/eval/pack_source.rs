@@ -26,15 +26,18 @@ const DIGEST: &str = include_str!(concat!(env!("OUT_DIR"), "/shipped_digest.txt"
 /// current folder; else the shipped pack of that name, written out on first use. A name found
 /// nowhere gives `packs/<name>/pack.toml`, for the error to name.
 pub fn locate(name_or_path: &str) -> anyhow::Result<PathBuf> {
+    // A `pack.toml` of any kind counts, so that reading it says what is wrong with it (a FIFO)
+    // instead of the search going on and saying it is missing.
+    let present = |p: &Path| crate::base::input::is_present(p) && !p.is_dir();
     let p = Path::new(name_or_path);
-    if p.is_file() {
+    if present(p) {
         return Ok(p.to_path_buf());
     }
-    if p.join("pack.toml").is_file() {
+    if present(&p.join("pack.toml")) {
         return Ok(p.join("pack.toml"));
     }
     let here = Path::new("packs").join(name_or_path).join("pack.toml");
-    if here.is_file() {
+    if present(&here) {
         return Ok(here);
     }
     Ok(shipped_pack_file(name_or_path)?.unwrap_or(here))

@@ -149,6 +149,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for JsonLinesOnly<R> {
     }
 }
 
+/// How long a server may be silent at its start before skilleval says what it waits for.
+const WAITING_NOTE_AFTER: Duration = Duration::from_secs(5);
+
 impl McpConnection {
     /// Starts the server in a process group of its own and initializes the session. A server
     /// that exits, or prints anything but JSON-RPC on stdout, is an error at once that says
@@ -216,8 +219,23 @@ impl McpConnection {
             seen,
         };
         let served = connection.runtime.block_on(async {
-            tokio::time::timeout(spec.timeout, ().serve((stdout, stdin)))
-                .await
+            let mut serving = std::pin::pin!(tokio::time::timeout(
+                spec.timeout,
+                ().serve((stdout, stdin))
+            ));
+            // A server that `npx` downloads first may take a minute; one that never answers
+            // must not look like a hang meanwhile.
+            let answer = match tokio::time::timeout(WAITING_NOTE_AFTER, &mut serving).await {
+                Ok(answer) => answer,
+                Err(_) => {
+                    eprintln!(
+                        "{shown}: waiting for the server to answer initialize (at most {} s)",
+                        spec.timeout.as_secs()
+                    );
+                    serving.await
+                }
+            };
+            answer
                 .map_err(|_| format!("no answer to initialize within {:?}", spec.timeout))?
                 .map_err(|e| format!("initialize failed: {e}"))
         });

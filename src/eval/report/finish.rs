@@ -16,7 +16,7 @@ use crate::eval::stats::Summary;
 pub fn finish(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
     write_json(&record.dir.join(SUMMARY_JSON_FILE), summary)?;
     let csv_path = record.dir.join(SUMMARY_CSV_FILE);
-    std::fs::write(&csv_path, super::csv(summary)?)
+    crate::base::write::write_atomic(&csv_path, super::csv(summary)?.as_bytes())
         .map_err(|e| anyhow!("{}: cannot write: {e}", csv_path.display()))?;
     write(record, summary, settings)
 }
@@ -134,7 +134,7 @@ fn write(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Resul
     let (text, page) = render(record, summary, settings);
     for (name, text) in [(MARKDOWN_FILE, text), (HTML_FILE, page)] {
         let path = record.dir.join(name);
-        std::fs::write(&path, text)
+        crate::base::write::write_atomic(&path, text.as_bytes())
             .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
     }
     Ok(())

@@ -69,7 +69,9 @@ pub fn references(prepared: &Prepared) -> anyhow::Result<Vec<(usize, Reference)>
     let pack = &prepared.opts.pack;
     let replayer = Replayer::new(pack)?;
     let cases_path = pack.dir.join(law_cases::CASES_FILE);
-    let cases = if cases_path.is_file() {
+    let present = crate::base::input::optional_input_present(&cases_path)
+        .with_context(|| format!("{}: cannot read judge cases", cases_path.display()))?;
+    let cases = if present {
         let corpus = pack.corpus(prepared.opts.corpus.as_deref())?;
         law_cases::load_cases(&cases_path, pack, &corpus)?
     } else {
@@ -227,7 +229,8 @@ pub fn write_folder(dir: &Path, summary: &ScoreSummary, steps: &[StepScore]) -> 
     }
     let write = |name: &str, text: &str| {
         let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))
+        crate::base::write::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("{}: cannot write", path.display()))
     };
     write(STEPS_FILE, &lines)?;
     write(SUMMARY_FILE, &serde_json::to_string_pretty(summary)?)?;

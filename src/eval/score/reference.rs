@@ -55,7 +55,7 @@ pub fn reference(
     cases: &[Case],
     sample: &Sample,
 ) -> anyhow::Result<Option<Reference>> {
-    let given = given_reference(sample)?;
+    let given = given_reference(pack, sample)?;
     let first = match &given {
         Some(first) => Some(first.clone()),
         None => from_laws(pack, sample),
@@ -97,7 +97,7 @@ pub fn reference(
 }
 
 /// The sample's own `reference_call`, when it has the field.
-fn given_reference(sample: &Sample) -> anyhow::Result<Option<FirstStep>> {
+fn given_reference(pack: &Pack, sample: &Sample) -> anyhow::Result<Option<FirstStep>> {
     let Some(value) = sample.fields.get(CALL_FIELD) else {
         return Ok(None);
     };
@@ -115,6 +115,18 @@ fn given_reference(sample: &Sample) -> anyhow::Result<Option<FirstStep>> {
                 .and_then(Value::as_str)
                 .filter(|t| !t.trim().is_empty())
                 .ok_or_else(bad)?;
+            let built_in = [
+                crate::harness::prompt::LOAD_SKILL,
+                crate::harness::prompt::LOAD_SKILL_REFERENCE,
+            ];
+            if !built_in.contains(&tool) && !pack.tools.iter().any(|t| t.name == tool) {
+                let known: Vec<&str> = pack.tools.iter().map(|t| t.name.as_str()).collect();
+                anyhow::bail!(
+                    "sample {:?}: field `{CALL_FIELD}`: {tool:?} is not a tool of the pack (its tools: {})",
+                    sample.id,
+                    known.join(", ")
+                );
+            }
             let arguments = match call.get("arguments") {
                 None => Map::new(),
                 Some(Value::Object(arguments)) => arguments.clone(),

@@ -131,7 +131,7 @@ pub fn lint_path(root: &Path) -> anyhow::Result<Report> {
         report.findings.extend(lint_text(&text, root, folder));
         return Ok(report);
     }
-    if root.join("SKILL.md").is_file() {
+    if crate::base::input::is_present(&root.join("SKILL.md")) {
         lint_folder(root, &mut report, &mut BTreeMap::new());
         return Ok(report);
     }

@@ -252,7 +252,7 @@ pub fn skill_folders(entries: std::fs::ReadDir) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.join("SKILL.md").is_file())
+        .filter(|p| p.is_dir() && crate::base::input::is_present(&p.join("SKILL.md")))
         .collect();
     dirs.sort();
     dirs
