@@ -82,7 +82,7 @@ pub fn headline(comparison: &ScoreComparison) -> String {
         let unclear: Vec<&ScoreRow> = comparison
             .rows
             .iter()
-            .filter(|r| r.verdict == ScoreVerdict::Unclear)
+            .filter(|r| r.verdict == ScoreVerdict::Unclear && !r.out_of_reach)
             .collect();
         let rest = match unclear
             .iter()
@@ -161,7 +161,9 @@ fn against_name(comparison: &ScoreComparison) -> &'static str {
 }
 
 fn verdict_text(row: &ScoreRow) -> String {
-    if row.cut > 0 {
+    if row.out_of_reach {
+        format!("out of reach ({} cut by sampler)", row.cut)
+    } else if row.cut > 0 {
         format!("{} ({} cut by sampler)", row.verdict.words(), row.cut)
     } else {
         row.verdict.words().to_string()
@@ -191,6 +193,13 @@ fn footer(summary: &ScoreSummary) -> String {
         summary.sampling.top_p,
         summary.margin
     );
+    if summary
+        .comparisons
+        .iter()
+        .any(|c| c.rows.iter().any(|r| r.out_of_reach))
+    {
+        out.push_str("Rows marked out of reach get no verdict: for half or more of their samples the sampler's top-k or top-p cuts the reference step in both arms, so it is a text the model writes in neither wording and its ratio compares two improbable texts. For an answers row, give those samples a `reference_answer` in the words the model would use (docs/score.md).\n");
+    }
     if !summary.without_reference.is_empty() {
         out.push_str(&format!(
             "{} samples have no reference step (no law or `reference_call` says what they should do) and were not scored: {}\n",

@@ -72,6 +72,11 @@ pub struct ScoreRow {
     pub p_adjusted: f64,
     /// (sample, arm) steps the sampler's top-k or top-p cut to probability 0.
     pub cut: usize,
+    /// Half or more of its samples have the step cut in both arms: a reference the model would
+    /// write in neither wording, whose ratio compares two texts the sampler never draws. Such a
+    /// row gets no verdict.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub out_of_reach: bool,
     pub verdict: ScoreVerdict,
 }
 
@@ -191,7 +196,11 @@ pub fn compare(
             let p_adjusted = test.adjusted[r];
             let significant = p_adjusted <= level && diffs.iter().any(|d| *d != 0.0);
             let bound = margin.ln();
-            let verdict = if significant && mean >= bound {
+            let cut_in_both = cells.iter().filter(|c| c.4 == 2).count();
+            let out_of_reach = 2 * cut_in_both >= n;
+            let verdict = if out_of_reach {
+                ScoreVerdict::Unclear
+            } else if significant && mean >= bound {
                 ScoreVerdict::Better
             } else if significant && mean <= -bound {
                 ScoreVerdict::Worse
@@ -214,6 +223,7 @@ pub fn compare(
                 p: test.raw[r],
                 p_adjusted,
                 cut: cells.iter().map(|c| c.4).sum(),
+                out_of_reach,
                 verdict,
             }
         })
@@ -382,5 +392,34 @@ mod tests {
         assert_eq!(row.mean_arm, 0.0);
         assert_eq!(row.verdict, ScoreVerdict::Worse);
         assert!(row.ratio > 0.0 && row.ratio < 1e-6, "{row:?}");
+    }
+
+    #[test]
+    fn a_reference_cut_in_both_arms_gets_no_verdict() {
+        // Simulation with a known truth: the likelihoods fall ×0.01 in the arm, but the
+        // sampler draws the reference in neither arm; half the samples are enough to say so.
+        let mut steps = Vec::new();
+        for i in 0..10 {
+            let id = format!("s{i}");
+            let (against, arm) = if i < 5 { (0.0, 0.0) } else { (0.3, 0.003) };
+            let mut a = step(&id, "c", Arm::Baseline, StepKind::Answers, against);
+            let mut b = step(&id, "c", Arm::variant(0), StepKind::Answers, arm);
+            if i < 5 {
+                a.likelihood = 1e-6;
+                b.likelihood = 1e-8;
+            }
+            steps.extend([a, b]);
+        }
+        let row = total(&steps);
+        assert!(row.out_of_reach, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::Unclear);
+        assert!(row.ratio < 0.1, "the ratio is still shown: {row:?}");
+        // Four of ten cut in both arms: within reach, and called.
+        let mut within = steps.clone();
+        within[0].probability = 0.2;
+        within[0].cut_by_sampler = false;
+        let row = total(&within);
+        assert!(!row.out_of_reach, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::Worse);
     }
 }
