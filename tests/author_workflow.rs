@@ -517,8 +517,13 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
     // test below): read without the control, as a run without one.
     summary.skill_effect = None;
 
-    // second.md passes every lookup, where the baseline misses Uccle: it wins.
-    let winner = stamp::winner(&record, &summary, None).unwrap();
+    // second.md passes every lookup, where the baseline misses Uccle, but three samples call
+    // no row better: the baseline keeps its place, and second.md is stamped when named.
+    assert_eq!(
+        stamp::winner(&record, &summary, None).unwrap().arm,
+        Arm::Baseline
+    );
+    let winner = stamp::winner(&record, &summary, Some(&variants[1])).unwrap();
     assert_eq!(winner.arm, Arm::Variant(1));
     assert_eq!(winner.file, variants[1]);
     let before = std::fs::read_to_string(&variants[1]).unwrap();
@@ -580,7 +585,23 @@ fn a_wording_with_a_row_worse_is_stamped_only_when_named() {
     let result = run_with(&opts, script(&opts, &arms, &[], replies));
     let record = record::load(&result.dir).unwrap();
     let mut summary = record.summary().unwrap();
-    // The control of three samples shows nothing: no variant is chosen by itself.
+    // Three samples call no row better: the baseline keeps its place.
+    assert_eq!(
+        stamp::winner(&record, &summary, None).unwrap().arm,
+        Arm::Baseline
+    );
+    // The same run with second.md's total better beyond noise: it would win, but the control
+    // of three samples shows nothing, so no variant is chosen by itself.
+    let second = summary
+        .wordings()
+        .position(|w| w.treatment == Arm::Variant(1))
+        .unwrap();
+    let comparison = if second == 0 {
+        &mut summary.wording
+    } else {
+        &mut summary.more_wordings[second - 1]
+    };
+    comparison.total.verdict = skilleval::eval::stats::Verdict::Better;
     let refused = stamp::winner(&record, &summary, None)
         .err()
         .unwrap()
@@ -593,12 +614,8 @@ fn a_wording_with_a_row_worse_is_stamped_only_when_named() {
         Arm::Variant(1)
     );
 
-    // The same run, but with one law of second.md's comparison worse beyond noise: its total
-    // is still the highest, and it is passed over.
-    let second = summary
-        .wordings()
-        .position(|w| w.treatment == Arm::Variant(1))
-        .unwrap();
+    // And with one law of its comparison worse beyond noise: its total is still the highest,
+    // and it is passed over.
     let comparison = if second == 0 {
         &mut summary.wording
     } else {

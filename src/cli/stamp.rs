@@ -9,7 +9,7 @@ use crate::eval::record;
 use crate::eval::stamp;
 
 pub const EXAMPLES: &str = "Examples:
-  skilleval stamp 20261201-090000-weather                 # the best total with no row worse
+  skilleval stamp 20261201-090000-weather                 # a variant with a row better, none worse
   skilleval stamp 20261201-090000-weather --variant packs/weather/variants/c.md
   skilleval stamp 20261201-090000-weather --dry-run       # print the stamped file instead";
 
@@ -49,8 +49,18 @@ pub fn run(args: StampArgs) -> anyhow::Result<u8> {
             winner.declined.join(", ")
         );
     }
+    if args.variant.is_none() && winner.arm == crate::eval::arm::Arm::Baseline {
+        eprintln!(
+            "stamp: no variant of run {} has a row better beyond noise and none worse, so the baseline keeps its place",
+            record.manifest.run_id
+        );
+    }
     let stamped = stamp::stamp(&record, &summary, winner)?;
     if args.dry_run {
+        eprintln!(
+            "stamp: --dry-run: this is what {} would become; nothing was written",
+            stamped.winner.file.display()
+        );
         crate::out!("{}", stamped.text);
         return Ok(0);
     }

@@ -63,9 +63,9 @@ pub struct Stamped {
     pub text: String,
 }
 
-/// The wording with the highest total pass rate among the baseline and the variants no row of
-/// which the run calls worse or mixed; the baseline keeps a tie, since a change should earn its
-/// place. `asked` names a variant file instead (or the baseline's `SKILL.md`), whatever its rows.
+/// The wording with the highest total pass rate among the baseline and the variants with a row
+/// the run calls better and none it calls worse or mixed; the baseline keeps a tie, and stays
+/// when no variant has such a row, since a change should earn its place. `asked` names a variant file instead (or the baseline's `SKILL.md`), whatever its rows.
 /// A run whose control shows that the skill's body changed nothing measurable names no variant
 /// by itself: its wording rows do not show which wording the model follows.
 pub fn winner(
@@ -117,7 +117,19 @@ pub fn winner(
         );
     }
     let mut best = candidates.remove(0);
-    for candidate in candidates.into_iter().filter(|c| c.declined.is_empty()) {
+    // A variant earns its place by a row better beyond noise and none worse; a higher total
+    // inside the noise is not a win.
+    let improved: Vec<bool> = std::iter::once(false)
+        .chain(summary.wordings().map(|w| {
+            w.rows()
+                .any(|r| r.verdict == crate::eval::stats::Verdict::Better)
+        }))
+        .collect();
+    for (candidate, _) in candidates
+        .into_iter()
+        .zip(improved.into_iter().skip(1))
+        .filter(|(c, improved)| c.declined.is_empty() && *improved)
+    {
         if candidate.rate.unwrap_or(-1.0) > best.rate.unwrap_or(-1.0) {
             best = candidate;
         }
