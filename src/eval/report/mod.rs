@@ -328,7 +328,7 @@ fn wording_statement(summary: &Summary, wording: &Comparison) -> String {
     let (reference_gaps, treatment_gaps) = wording.gaps();
     if treatment_gaps > reference_gaps {
         text.push_str(&format!(
-            " {treatment_gaps} of its runs met a call no fixture answers, against {reference_gaps} of the {}'s (scored as judged).",
+            " {treatment_gaps} of its runs met a call no fixture answers that could have changed their verdict, against {reference_gaps} of the {}'s (scored as judged).",
             wording.reference.name()
         ));
     }
@@ -441,12 +441,13 @@ fn comparison_notes(comparison: &Comparison) -> Vec<String> {
     .collect()
 }
 
-/// Runs of each arm that met a call no fixture answers, when any did.
+/// Runs of each arm that met a call no fixture answers which could have changed their verdict
+/// (a run that failed before any answer is not counted: no recording could have saved it).
 fn gaps_line(comparison: &Comparison) -> Option<String> {
     let (reference, treatment) = comparison.gaps();
     (reference + treatment > 0).then(|| {
         format!(
-            "Gaps (runs that met a call no fixture answers, scored as judged): {} {reference}, {} {treatment}.",
+            "Gaps (runs where a call no fixture answers could have changed the verdict, scored as judged; a run that failed before the gap is not counted): {} {reference}, {} {treatment}.",
             comparison.reference.name(),
             comparison.treatment.name()
         )
