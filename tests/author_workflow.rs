@@ -487,6 +487,22 @@ fn a_run_cut_short_with_the_same_inputs_gives_no_baseline() {
     assert_eq!(alone.baseline_copied, 0);
 }
 
+/// The mini pack with three variants, run on the script with the control arm: the folders
+/// that hold it, the pack, the variants and the run.
+fn three_variants_run() -> (
+    (tempfile::TempDir, tempfile::TempDir),
+    PathBuf,
+    Vec<PathBuf>,
+    RunResult,
+) {
+    let (pack_temp, pack_dir, variants) = pack_with_variants();
+    let output = tempfile::tempdir().unwrap();
+    let opts = options(&pack_dir, output.path(), &variants, 2);
+    let arms = plan::arms_with_variants(true, 3);
+    let result = run_with(&opts, script(&opts, &arms, &[], replies));
+    ((pack_temp, output), pack_dir, variants, result)
+}
+
 /// The system text the model is shown with `text` as the skill's `SKILL.md`, loaded.
 fn prompt_with(pack_dir: &Path, text: &str) -> String {
     let tree = SkillTree::load(&pack_dir.join("skills"))
@@ -506,11 +522,7 @@ fn prompt_with(pack_dir: &Path, text: &str) -> String {
 
 #[test]
 fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
-    let (_temp, pack_dir, variants) = pack_with_variants();
-    let output = tempfile::tempdir().unwrap();
-    let opts = options(&pack_dir, output.path(), &variants, 2);
-    let arms = plan::arms_with_variants(true, 3);
-    let result = run_with(&opts, script(&opts, &arms, &[], replies));
+    let (_folders, pack_dir, variants, result) = three_variants_run();
     let record = record::load(&result.dir).unwrap();
     let mut summary = record.summary().unwrap();
     // Three samples cannot show the skill's effect, and then no variant wins by itself (the
@@ -578,11 +590,7 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
 
 #[test]
 fn a_wording_with_a_row_worse_is_stamped_only_when_named() {
-    let (_temp, pack_dir, variants) = pack_with_variants();
-    let output = tempfile::tempdir().unwrap();
-    let opts = options(&pack_dir, output.path(), &variants, 2);
-    let arms = plan::arms_with_variants(true, 3);
-    let result = run_with(&opts, script(&opts, &arms, &[], replies));
+    let (_folders, _, variants, result) = three_variants_run();
     let record = record::load(&result.dir).unwrap();
     let mut summary = record.summary().unwrap();
     // Three samples call no row better: the baseline keeps its place.

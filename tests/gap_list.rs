@@ -107,10 +107,12 @@ fn stubs_are_written_once_and_answer_nothing() {
     assert_eq!(gap_calls(&second.entries).len(), 2);
 }
 
-/// A law the script never satisfies is named; one it satisfies for one sample is not.
-#[test]
-fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
-    let (_temp, pack_dir) = copy_pack("mini");
+/// The mini pack's lookup samples, run once in the baseline and an A/A arm, every unit replying
+/// `replies()`; with the folder that holds the run.
+fn lookups_replying(
+    replies: impl Fn() -> Vec<String>,
+) -> ((tempfile::TempDir, tempfile::TempDir), RunResult) {
+    let (pack_temp, pack_dir) = copy_pack("mini");
     let out = tempfile::tempdir().unwrap();
     let mut opts = run_options(&pack_dir, out.path(), 1);
     let samples = opts.pack.corpus(None).unwrap();
@@ -120,15 +122,22 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
         .into_iter()
         .filter(|s| s.category == "lookup")
         .collect();
+    let script = script_for(&lookups, 1, false, true, 0, |_, _| replies());
+    let mut backend = ScriptedBackend::new(Family::Gemma, script);
+    let result = runner::run(&mut backend, &opts).unwrap();
+    ((pack_temp, out), result)
+}
+
+/// A law the script never satisfies is named; one it satisfies for one sample is not.
+#[test]
+fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
     // Every unit asks for Oslo Blindern (right for one sample only) and never gives a reading.
-    let replies = script_for(&lookups, 1, false, true, 0, |_, _| {
+    let (_temp, result) = lookups_replying(|| {
         vec![
             call("station_reading", "station", "Oslo Blindern"),
             "No reading.".into(),
         ]
     });
-    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
-    let result = runner::run(&mut backend, &opts).unwrap();
     let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
@@ -159,21 +168,7 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
 /// A law that held nowhere because the model never called a tool is not blamed on the law.
 #[test]
 fn a_law_pinned_by_a_model_that_never_calls_says_so_and_does_not_blame_the_law() {
-    let (_temp, pack_dir) = copy_pack("mini");
-    let out = tempfile::tempdir().unwrap();
-    let mut opts = run_options(&pack_dir, out.path(), 1);
-    let samples = opts.pack.corpus(None).unwrap();
-    opts.control = false;
-    opts.categories = vec!["lookup".into()];
-    let lookups: Vec<_> = samples
-        .into_iter()
-        .filter(|s| s.category == "lookup")
-        .collect();
-    let replies = script_for(&lookups, 1, false, true, 0, |_, _| {
-        vec!["It is probably mild there.".into()]
-    });
-    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
-    let result = runner::run(&mut backend, &opts).unwrap();
+    let (_temp, result) = lookups_replying(|| vec!["It is probably mild there.".into()]);
     let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
     assert!(!warnings.is_empty());
     for warning in &warnings {

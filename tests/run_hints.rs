@@ -6,9 +6,6 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
@@ -16,6 +13,7 @@ use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::runner::{self, RunOptions};
 use skilleval::harness::template::Family;
 
+use common::cli::{both, skilleval_in};
 use common::scripted::{call, copy_pack, reading_of, script_for};
 use common::scripted_backend::ScriptedBackend;
 
@@ -36,24 +34,6 @@ fn replies(sample: &Sample, arm: Arm) -> Vec<String> {
         ],
         None => vec!["Glad to help. Have a good day!".into()],
     }
-}
-
-fn skilleval(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .current_dir(cwd)
-        // Another folder's shipped packs must not stand in for the run's own.
-        .env("SKILLEVAL_CACHE_DIR", cwd.join("cache"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 #[test]
@@ -84,19 +64,19 @@ fn the_hints_of_a_run_whose_pack_folder_is_not_named_after_it_work_as_printed() 
     let cwd = temp.path();
     assert!(!cwd.join("packs").exists() && !cwd.join("output").exists());
     let dir = result.dir.to_str().unwrap();
-    let report = skilleval(cwd, &["report", dir]);
-    assert!(report.status.success(), "{}", text(&report));
-    let printed = text(&report);
+    let report = skilleval_in(cwd, &["report", dir]);
+    assert!(report.status.success(), "{}", both(&report));
+    let printed = both(&report);
     let hint = printed
         .split('`')
         .find(|part| part.starts_with("skilleval fixtures "))
         .unwrap_or_else(|| panic!("no `skilleval fixtures` hint in:\n{printed}"));
     let words: Vec<&str> = hint.split_whitespace().skip(1).collect();
-    let fixtures = skilleval(cwd, &words);
+    let fixtures = skilleval_in(cwd, &words);
     assert!(
         fixtures.status.success(),
         "`{hint}` failed:\n{}",
-        text(&fixtures)
+        both(&fixtures)
     );
     let stubs: Vec<String> = std::fs::read_dir(pack_dir.join("fixtures").join(TOOL))
         .unwrap()
@@ -104,24 +84,24 @@ fn the_hints_of_a_run_whose_pack_folder_is_not_named_after_it_work_as_printed() 
         .map(|e| std::fs::read_to_string(e.path()).unwrap())
         .filter(|body| body.contains(UNRECORDED))
         .collect();
-    assert_eq!(stubs.len(), 1, "{}", text(&fixtures));
+    assert_eq!(stubs.len(), 1, "{}", both(&fixtures));
 
     // From another folder, the report still finds the run's corpus for its prompts.
     let elsewhere = cwd.join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
-    let rebuilt = skilleval(&elsewhere, &["report", dir]);
-    assert!(rebuilt.status.success(), "{}", text(&rebuilt));
+    let rebuilt = skilleval_in(&elsewhere, &["report", dir]);
+    assert!(rebuilt.status.success(), "{}", both(&rebuilt));
     assert!(
-        !text(&rebuilt).contains("prompts not shown"),
+        !both(&rebuilt).contains("prompts not shown"),
         "{}",
-        text(&rebuilt)
+        both(&rebuilt)
     );
 
-    let rejudge = skilleval(cwd, &["report", dir, "--rejudge"]);
-    assert!(rejudge.status.success(), "{}", text(&rejudge));
+    let rejudge = skilleval_in(cwd, &["report", dir, "--rejudge"]);
+    assert!(rejudge.status.success(), "{}", both(&rejudge));
     assert!(
-        text(&rejudge).contains("judged again with mini's laws"),
+        both(&rejudge).contains("judged again with mini's laws"),
         "{}",
-        text(&rejudge)
+        both(&rejudge)
     );
 }

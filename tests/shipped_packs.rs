@@ -2,42 +2,26 @@
 //! checkout: `check --pack weather` and `doctor` in a skill author's own folder, with no
 //! `packs/` in it. No model is loaded.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn skilleval(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args)
-        .current_dir(cwd)
-        .env("SKILLEVAL_CACHE_DIR", cwd.join("cache"))
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use common::cli::{both, skilleval_in};
 
 #[test]
 fn a_shipped_pack_is_found_by_name_outside_the_checkout() {
     let author = tempfile::tempdir().unwrap();
-    let out = skilleval(author.path(), &["check", "--pack", "weather"]);
-    assert!(out.status.success(), "{}", text(&out));
-    assert!(!author.path().join("packs").exists(), "{}", text(&out));
+    let out = skilleval_in(author.path(), &["check", "--pack", "weather"]);
+    assert!(out.status.success(), "{}", both(&out));
+    assert!(!author.path().join("packs").exists(), "{}", both(&out));
 }
 
 #[test]
 fn doctor_outside_the_checkout_checks_the_shipped_packs_and_needs_no_packs_folder() {
     let author = tempfile::tempdir().unwrap();
-    let out = skilleval(
+    let out = skilleval_in(
         author.path(),
         &["doctor", "--model", "/nonexistent/model.gguf"],
     );
-    let said = text(&out);
+    let said = both(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(
         !said.contains("No such file or directory (os error 2)\npack"),
@@ -60,11 +44,11 @@ fn doctor_checks_a_packs_folder_in_the_current_folder_before_the_shipped_ones() 
     let broken = author.path().join("packs/weather");
     std::fs::create_dir_all(&broken).unwrap();
     std::fs::write(broken.join("pack.toml"), "name = \"weather\"\n").unwrap();
-    let out = skilleval(
+    let out = skilleval_in(
         author.path(),
         &["doctor", "--model", "/nonexistent/model.gguf"],
     );
-    let said = text(&out);
+    let said = both(&out);
     // `--pack weather` would load the broken one here, so that is the one checked.
     assert!(
         said.lines()

@@ -27,3 +27,19 @@ pub fn outcome(out: &Output) -> (i32, String, String) {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// `skilleval ARGS` run from `cwd`, with a model cache of its own under it, so that another
+/// folder's shipped packs never stand in for the ones this run writes out.
+pub fn skilleval_in(cwd: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(args)
+        .current_dir(cwd)
+        .env("SKILLEVAL_CACHE_DIR", cwd.join("cache"))
+        .output()
+        .expect("the binary runs")
+}
+
+/// Stdout then stderr, as one text.
+pub fn both(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
