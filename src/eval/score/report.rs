@@ -162,7 +162,11 @@ fn against_name(comparison: &ScoreComparison) -> &'static str {
 
 fn verdict_text(row: &ScoreRow) -> String {
     if row.out_of_reach {
-        format!("out of reach ({} cut by sampler)", row.cut)
+        format!(
+            "{}, out of reach ({} cut by sampler)",
+            row.verdict.words(),
+            row.cut
+        )
     } else if row.cut > 0 {
         format!("{} ({} cut by sampler)", row.verdict.words(), row.cut)
     } else {
@@ -198,7 +202,7 @@ fn footer(summary: &ScoreSummary) -> String {
         .iter()
         .any(|c| c.rows.iter().any(|r| r.out_of_reach))
     {
-        out.push_str("Rows marked out of reach get no verdict: for half or more of their samples the sampler's top-k or top-p cuts the reference step in both arms, so it is a text the model writes in neither wording and its ratio compares two improbable texts. For an answers row, give those samples a `reference_answer` in the words the model would use (docs/score.md).\n");
+        out.push_str("Rows marked out of reach are never called better or worse: for half or more of their samples the sampler's top-k or top-p cuts the reference step in both arms, so it is a text the model writes in neither wording and its ratio compares two improbable texts. For an answers row, give those samples a `reference_answer` in the words the model would use (docs/score.md).\n");
     }
     if !summary.without_reference.is_empty() {
         out.push_str(&format!(

@@ -74,7 +74,7 @@ pub struct ScoreRow {
     pub cut: usize,
     /// Half or more of its samples have the step cut in both arms: a reference the model would
     /// write in neither wording, whose ratio compares two texts the sampler never draws. Such a
-    /// row gets no verdict.
+    /// row is never called better or worse (it may still be no material change).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub out_of_reach: bool,
     pub verdict: ScoreVerdict,
@@ -198,11 +198,9 @@ pub fn compare(
             let bound = margin.ln();
             let cut_in_both = cells.iter().filter(|c| c.4 == 2).count();
             let out_of_reach = 2 * cut_in_both >= n;
-            let verdict = if out_of_reach {
-                ScoreVerdict::Unclear
-            } else if significant && mean >= bound {
+            let verdict = if !out_of_reach && significant && mean >= bound {
                 ScoreVerdict::Better
-            } else if significant && mean <= -bound {
+            } else if !out_of_reach && significant && mean <= -bound {
                 ScoreVerdict::Worse
             } else if interval.low > -bound && interval.high < bound {
                 ScoreVerdict::NoMaterialChange
