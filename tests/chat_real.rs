@@ -43,7 +43,7 @@ fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
         call["result"]
             .as_str()
             .unwrap()
-            .starts_with("Weather for Berlin"),
+            .starts_with("Berlin, Germany\nNow: "),
         "{call}"
     );
     let fixture = call["meta"]["fixture"].as_str().unwrap_or_default();

@@ -76,10 +76,7 @@ fn first_line(output: &ToolOutput) -> &str {
 fn nassau_bahamas_is_verified_against_the_country() {
     let output = render_fixture("Nassau, Bahamas");
     assert!(!output.is_error);
-    assert_eq!(
-        first_line(&output),
-        "Weather for Nassau, New Providence, Bahamas"
-    );
+    assert_eq!(first_line(&output), "Nassau, New Providence, Bahamas");
     assert_eq!(output.meta["verification"], "verified");
 }
 
@@ -89,8 +86,8 @@ fn nassau_in_germany_is_flagged_when_the_bahamas_were_asked_for() {
     let output = render_fixture_as("Nassau", "Nassau, Bahamas");
     assert_eq!(
         first_line(&output),
-        "Weather for Nassau, Rheinland-Pfalz, Germany \
-         (asked for \"Nassau, Bahamas\", but this place is not in Bahamas)"
+        "Nassau, Rheinland-Pfalz, Germany \
+         (not \"Nassau, Bahamas\" — this is where it resolved)"
     );
     assert_eq!(output.meta["verification"], "qualifier_mismatch");
 }
@@ -98,22 +95,16 @@ fn nassau_in_germany_is_flagged_when_the_bahamas_were_asked_for() {
 #[test]
 fn paris_texas_and_paris_france_resolve_apart() {
     let texas = render_fixture("Paris, Texas");
-    assert_eq!(
-        first_line(&texas),
-        "Weather for Paris, Texas, United States of America"
-    );
+    assert_eq!(first_line(&texas), "Paris, Texas, United States of America");
     let texas_by_code = render_fixture("Paris, TX");
     assert_eq!(texas_by_code.meta["verification"], "verified");
 
     let france = render_fixture("Paris, France");
-    assert_eq!(
-        first_line(&france),
-        "Weather for Paris, Ile-de-France, France"
-    );
+    assert_eq!(first_line(&france), "Paris, Ile-de-France, France");
 
     let crossed = render_fixture_as("Paris, France", "Paris, Texas");
     assert!(
-        first_line(&crossed).ends_with("but this place is not in Texas)"),
+        first_line(&crossed).ends_with("(not \"Paris, Texas\" — this is where it resolved)"),
         "{}",
         crossed.content
     );
@@ -125,7 +116,7 @@ fn a_made_up_town_in_atlantis_is_refused_not_reported_as_florida() {
     assert!(!output.is_error, "the model must see it as an answer");
     assert_eq!(
         output.content,
-        "No such place: Xyzzyville, Atlantis. It resolved to Atlantis, Florida, \
+        "No such place: \"Xyzzyville, Atlantis\". wttr.in resolved it to Atlantis, Florida, \
          United States of America, which is somewhere else."
     );
     assert_eq!(output.meta["outcome"], "resolved_elsewhere");
@@ -136,7 +127,7 @@ fn bare_atlantis_reports_florida_on_the_first_line() {
     let output = render_fixture("Atlantis");
     assert_eq!(
         first_line(&output),
-        "Weather for Atlantis, Florida, United States of America"
+        "Atlantis, Florida, United States of America"
     );
     assert!(output.content.contains("Now: "));
 }
@@ -146,13 +137,12 @@ fn bare_rome_landing_in_lome_is_reported_as_unconfirmed() {
     let output = render_fixture("Rome");
     assert_eq!(
         first_line(&output),
-        "Weather for Lomé, Maritime, Togo (the service's match for \"Rome\"; \
-         not confirmed to be the place asked about)"
+        "Lomé, Maritime, Togo (not \"Rome\" — this is where it resolved)"
     );
     assert_eq!(output.meta["verification"], "unconfirmed");
 
     let italy = render_fixture("Rome, Italy");
-    assert_eq!(first_line(&italy), "Weather for Rome, Lazio, Italy");
+    assert_eq!(first_line(&italy), "Rome, Lazio, Italy");
 }
 
 #[test]
@@ -160,7 +150,8 @@ fn rome_italy_refuses_an_answer_from_togo() {
     let output = render_fixture_as("Rome", "Rome, Italy");
     assert_eq!(
         output.content,
-        "No such place: Rome, Italy. It resolved to Lomé, Maritime, Togo, which is somewhere else."
+        "No such place: \"Rome, Italy\". wttr.in resolved it to Lomé, Maritime, Togo, \
+         which is somewhere else."
     );
 }
 
@@ -169,7 +160,7 @@ fn a_big_city_resolving_to_a_neighbourhood_is_accepted_through_its_region() {
     let london = render_fixture("London");
     assert_eq!(
         first_line(&london),
-        "Weather for City of Westminster, Greater London, United Kingdom"
+        "City of Westminster, Greater London, United Kingdom"
     );
     let london_uk = render_fixture("London, UK");
     assert_eq!(london_uk.meta["verification"], "verified");
@@ -180,8 +171,10 @@ fn a_big_city_resolving_to_a_neighbourhood_is_accepted_through_its_region() {
 #[test]
 fn a_misspelling_resolved_by_fuzzy_search_is_not_claimed_as_verified() {
     let output = render_fixture("Barcelnoa");
-    assert!(first_line(&output)
-        .starts_with("Weather for Barcelona, Catalonia, Spain (the service's match"));
+    assert_eq!(
+        first_line(&output),
+        "Barcelona, Catalonia, Spain (not \"Barcelnoa\" — this is where it resolved)"
+    );
     let qualified = render_fixture("Philadelpia, PA");
     assert_eq!(qualified.meta["verification"], "verified");
 }
@@ -251,11 +244,11 @@ fn the_report_has_place_now_and_three_days() {
     let output = render_result("Portland, Maine", 200, &body.to_string());
     assert_eq!(
         output.content,
-        "Weather for Portland, Maine, United States of America\n\
-         Now: 14°C / 57°F, Light rain, feels like 12°C / 54°F, humidity 81%, wind 22 km/h\n\
-         Friday 2026-05-15 (today): 8–16°C / 46–61°F, Overcast at noon\n\
-         Saturday 2026-05-16 (tomorrow): 9–18°C / 48–64°F, Sunny at noon\n\
-         Sunday 2026-05-17: 10–19°C / 50–66°F"
+        "Portland, Maine, United States of America\n\
+         Now: 14°C / 57°F, Light rain, feels like 12°C, humidity 81%, wind 22 km/h\n\
+         2026-05-15 (today): 8–16°C / 46–61°F, Overcast\n\
+         2026-05-16 (tomorrow): 9–18°C / 48–64°F, Sunny\n\
+         2026-05-17: 10–19°C / 50–66°F"
     );
 }
 
@@ -266,7 +259,10 @@ fn a_body_without_a_nearest_area_is_no_such_place() {
         200,
         r#"{"current_condition": [], "weather": []}"#,
     );
-    assert_eq!(output.content, "No such place: Nowhere.");
+    assert_eq!(
+        output.content,
+        "No such place: \"Nowhere\". wttr.in does not know it."
+    );
     assert!(!output.is_error);
 }
 
@@ -278,11 +274,18 @@ fn a_non_200_or_non_json_answer_is_an_outage() {
         busy.content,
         "The weather service could not be reached: it answered HTTP 503."
     );
+    // A 404 is an outage too, unless its body says the place is unknown.
+    let missing = render_result("Madrid", 404, "Not Found");
+    assert!(missing.is_error);
+    assert_eq!(
+        missing.content,
+        "The weather service could not be reached: it answered HTTP 404."
+    );
     let html = render_result("Madrid", 200, "<html><body>wttr.in</body></html>");
     assert!(html.is_error);
     assert_eq!(
         html.content,
-        "The weather service could not be reached: it did not send a forecast (the answer was not JSON)."
+        "The weather service could not be reached: it did not return a forecast."
     );
 }
 
@@ -318,23 +321,21 @@ fn every_fixture_loads_through_the_store_with_its_own_key_and_renders() {
         let output = render_result(location, fixture.status, &fixture.body_text());
         assert!(!output.is_error, "{name}: {}", output.content);
         if fixture.status == 200 && fixture.body.is_object() {
-            assert!(
-                output.content.starts_with("Weather for ")
-                    || output.content.starts_with("No such place"),
-                "{name}"
-            );
-            if output.content.starts_with("Weather for ") {
+            // A report is the place, the conditions now and three days; else a refusal.
+            if output.meta["outcome"] == "report" {
                 assert_eq!(
                     output.content.lines().count(),
                     5,
                     "{name}: {}",
                     output.content
                 );
+            } else {
+                assert!(output.content.starts_with("No such place"), "{name}");
             }
         } else {
             assert_eq!(
                 output.content,
-                format!("No such place: {location}."),
+                format!("No such place: \"{location}\". wttr.in does not know it."),
                 "{name}"
             );
         }
@@ -350,7 +351,7 @@ struct Sample {
     location: Option<String>,
     resolved: Option<String>,
     unit: Option<String>,
-    /// For forecast_day: the asked days, as the report labels them.
+    /// For forecast_day: the asked days, as the report labels them ("tomorrow", "2026-05-16").
     day: Option<Vec<String>>,
 }
 
@@ -442,7 +443,7 @@ fn every_corpus_location_has_a_fixture_whose_answer_names_the_resolved_place() {
         let output = render_result(location, fixture.status, &fixture.body_text());
         if let Some(resolved) = &sample.resolved {
             assert!(
-                output.content.starts_with("Weather for ")
+                output.meta["outcome"] == "report"
                     && first_line(&output).contains(resolved.as_str()),
                 "{}: {resolved} not on the first line of {}",
                 sample.id,
@@ -457,9 +458,7 @@ fn every_corpus_location_has_a_fixture_whose_answer_names_the_resolved_place() {
             let labelled = output
                 .content
                 .lines()
-                .filter(|line| {
-                    line.contains(&format!("{day} ")) || line.contains(&format!("({day})"))
-                })
+                .filter(|line| line.starts_with(day.as_str()) || line.contains(&format!("({day})")))
                 .count();
             assert_eq!(labelled, 1, "{}: {day} in {}", sample.id, output.content);
         }
@@ -493,7 +492,7 @@ fn the_tool_is_a_gated_read_with_one_required_string() {
     ] {
         let output = (tool.executor)(arguments.as_object().unwrap());
         assert!(output.is_error, "{arguments}");
-        assert!(output.content.contains("location"));
+        assert_eq!(output.content, "location must be a non-empty string");
     }
 }
 
@@ -532,9 +531,7 @@ fn replay_answers_from_fixtures_and_marks_gaps() {
     );
 
     let hit = (tool.executor)(&location_arguments("  nassau, bahamas "));
-    assert!(hit
-        .content
-        .starts_with("Weather for Nassau, New Providence, Bahamas"));
+    assert!(hit.content.starts_with("Nassau, New Providence, Bahamas\n"));
     assert!(hit.meta["fixture"]
         .as_str()
         .unwrap()
@@ -765,8 +762,13 @@ fn an_error_status_is_fetched_as_is_and_rendered_as_an_outage() {
 }
 
 #[test]
-fn an_unknown_place_is_no_such_place_whether_404_or_200() {
+fn an_unknown_place_is_no_such_place_whatever_the_status() {
     let server = StandIn::start(vec![
+        response(
+            "500 Internal Server Error",
+            &[],
+            b"location not found: no match for Gondor\n",
+        ),
         response(
             "404 Not Found",
             &[],
@@ -775,11 +777,21 @@ fn an_unknown_place_is_no_such_place_whether_404_or_200() {
         response("200 OK", &[], b"Unknown location; please try ~Mordor\n"),
     ]);
     let service = server.service();
+    assert_eq!(
+        service.lookup("Gondor").content,
+        "No such place: \"Gondor\". wttr.in does not know it."
+    );
     let narnia = service.lookup("Narnia");
-    assert_eq!(narnia.content, "No such place: Narnia.");
+    assert_eq!(
+        narnia.content,
+        "No such place: \"Narnia\". wttr.in does not know it."
+    );
     assert!(!narnia.is_error);
     assert_eq!(narnia.meta["outcome"], "not_found");
-    assert_eq!(service.lookup("Mordor").content, "No such place: Mordor.");
+    assert_eq!(
+        service.lookup("Mordor").content,
+        "No such place: \"Mordor\". wttr.in does not know it."
+    );
     server.finish();
 }
 
@@ -792,7 +804,10 @@ fn a_body_that_is_not_json_is_an_outage() {
     )]);
     let output = server.service().lookup("Madrid");
     assert!(output.is_error);
-    assert!(output.content.contains("not JSON"), "{}", output.content);
+    assert_eq!(
+        output.content,
+        "The weather service could not be reached: it did not return a forecast."
+    );
     server.finish();
 }
 
@@ -823,8 +838,7 @@ fn a_redirect_is_refused_and_not_followed() {
     assert!(output.is_error);
     assert_eq!(
         output.content,
-        "The weather service could not be reached: it answered with a redirect \
-         (HTTP 301 to /x), which is not followed."
+        "wttr.in redirected the lookup for \"Madrid\""
     );
     server.finish();
 }
@@ -878,10 +892,7 @@ fn a_silent_server_times_out() {
         started.elapsed()
     );
     assert!(output.is_error);
-    assert_eq!(
-        output.content,
-        "The weather service could not be reached: it did not answer within 200 ms."
-    );
+    assert_eq!(output.content, "weather_lookup timed out after 200 ms");
     server.finish();
 }
 

@@ -24,11 +24,13 @@ pub use place::{
     check_qualifier, city_matches, city_of, fold, known_qualifier, qualifier_of, QualifierVerdict,
     ResolvedPlace, ALIAS_GROUPS,
 };
-pub use report::{render_report, weekday_of, Confidence};
+pub use report::render_report;
 
 pub const TOOL_NAME: &str = "weather_lookup";
 /// The tool is offered only once this skill is loaded.
 pub const SKILL_NAME: &str = "weather";
+/// The service as the model's answers name it, whatever address a test points the client at.
+const SERVICE_HOST: &str = "wttr.in";
 
 const TOOL_DESCRIPTION: &str = "Weather now and for the next three days, from a weather \
 service. Its answer opens with the place the service found, which your reply should name. Call \
@@ -75,13 +77,11 @@ pub fn location_argument(arguments: &Map<String, Value>) -> Result<&str, ToolOut
         .map(str::trim)
         .unwrap_or_default();
     // A location with no letter or digit would reach the service as an empty path, which it
-    // answers with the weather wherever the caller is.
+    // answers with the weather wherever the caller is; it gets the empty one's answer.
     if location.chars().any(char::is_alphanumeric) {
         Ok(location)
     } else {
-        Err(ToolOutput::error(
-            "weather_lookup needs a \"location\": the place name as the user wrote it.",
-        ))
+        Err(ToolOutput::error("location must be a non-empty string"))
     }
 }
 
@@ -91,6 +91,15 @@ impl WeatherService {
         let location = location.trim();
         match self.fetch(location) {
             Ok(fetched) => render_result(location, fetched.status, &fetched.body),
+            Err(FetchError::TimedOut(limit)) => ToolOutput::error(format!(
+                "{TOOL_NAME} timed out after {} ms",
+                limit.as_millis()
+            ))
+            .with_meta(json!({"outcome": "unavailable"})),
+            Err(FetchError::Redirected { .. }) => ToolOutput::error(format!(
+                "{SERVICE_HOST} redirected the lookup for \"{location}\""
+            ))
+            .with_meta(json!({"outcome": "unavailable"})),
             Err(err) => unavailable(&err.to_string()),
         }
     }
@@ -99,49 +108,47 @@ impl WeatherService {
 /// Turns a raw answer (live or recorded) into what the model sees. Pure.
 ///
 /// "No such place" answers are not errors: the service worked and the answer is that the place
-/// does not exist, which the model should pass on as it would a forecast.
+/// does not exist, which the model should pass on as it would a forecast. A body that says the
+/// place is not found is read so whatever its status; any other status but 200 is an outage.
 pub fn render_result(location: &str, status: u16, body: &str) -> ToolOutput {
     let location = location.trim();
-    if looks_not_found(body) || status == 404 {
+    if says_not_found(body) {
         return no_such_place(location);
     }
     if status != 200 {
         return unavailable(&format!("it answered HTTP {status}"));
     }
     let Ok(parsed) = serde_json::from_str::<Value>(body) else {
-        return unavailable("it did not send a forecast (the answer was not JSON)");
+        return unavailable("it did not return a forecast");
     };
     let Some(place) = ResolvedPlace::from_j1(&parsed) else {
         return no_such_place(location);
     };
 
     let named = city_matches(location, &place);
-    let confidence = match qualifier_of(location) {
-        None if named => Confidence::Verified,
-        None => Confidence::Unconfirmed,
-        Some(qualifier) => match check_qualifier(qualifier, &place) {
-            QualifierVerdict::Matches => Confidence::Verified,
-            QualifierVerdict::Contradicts if named => Confidence::QualifierMismatch {
-                qualifier: qualifier.to_string(),
-            },
-            QualifierVerdict::Contradicts => {
-                return ToolOutput::ok(format!(
-                    "No such place: {location}. It resolved to {}, which is somewhere else.",
-                    place.describe()
-                ))
-                .with_meta(json!({
-                    "outcome": "resolved_elsewhere",
-                    "resolved": place.describe(),
-                }));
-            }
-        },
+    let verdict = qualifier_of(location).map(|qualifier| check_qualifier(qualifier, &place));
+    // The asked qualifier contradicts the answer and not even the city matches: another place.
+    if verdict == Some(QualifierVerdict::Contradicts) && !named {
+        return ToolOutput::ok(format!(
+            "No such place: \"{location}\". {SERVICE_HOST} resolved it to {}, which is somewhere else.",
+            place.describe()
+        ))
+        .with_meta(json!({
+            "outcome": "resolved_elsewhere",
+            "resolved": place.describe(),
+        }));
+    }
+    // A qualifier decides when there is one; else only the city can.
+    let verified = match verdict {
+        None => named,
+        Some(verdict) => verdict == QualifierVerdict::Matches,
     };
-    let verification = match confidence {
-        Confidence::Verified => "verified",
-        Confidence::Unconfirmed => "unconfirmed",
-        Confidence::QualifierMismatch { .. } => "qualifier_mismatch",
+    let verification = match (verified, verdict) {
+        (true, _) => "verified",
+        (false, None) => "unconfirmed",
+        (false, Some(_)) => "qualifier_mismatch",
     };
-    ToolOutput::ok(render_report(&parsed, &place, location, &confidence)).with_meta(json!({
+    ToolOutput::ok(render_report(&parsed, &place, location, verified)).with_meta(json!({
         "outcome": "report",
         "resolved": place.describe(),
         "verification": verification,
@@ -152,7 +159,7 @@ pub fn render_result(location: &str, status: u16, body: &str) -> ToolOutput {
 /// or a `j1` JSON object. Anything else would reach the model as "No such place" or "could not
 /// be reached", hiding a broken fixture.
 pub fn check_recorded(status: u16, body: &str) -> Result<(), String> {
-    if status != 200 || looks_not_found(body) {
+    if status != 200 || says_not_found(body) {
         return Ok(());
     }
     let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
@@ -168,20 +175,23 @@ pub fn check_recorded(status: u16, body: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn looks_not_found(body: &str) -> bool {
+/// wttr.in says "location not found" for a place it cannot find; before that it said "Unknown
+/// location; please try ~…", which is what the hand-made fixtures hold, so both are read as
+/// not found.
+fn says_not_found(body: &str) -> bool {
     static PATTERN: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     PATTERN
         .get_or_init(|| {
-            Regex::new(
-                r"(?i)unknown location|location not found|unable to find any matching weather location",
-            )
-            .expect("static pattern compiles")
+            Regex::new(r"(?i)location not found|unknown location").expect("static pattern compiles")
         })
         .is_match(body)
 }
 
 fn no_such_place(location: &str) -> ToolOutput {
-    ToolOutput::ok(format!("No such place: {location}.")).with_meta(json!({"outcome": "not_found"}))
+    ToolOutput::ok(format!(
+        "No such place: \"{location}\". {SERVICE_HOST} does not know it."
+    ))
+    .with_meta(json!({"outcome": "not_found"}))
 }
 
 fn unavailable(reason: &str) -> ToolOutput {

@@ -5,27 +5,16 @@ use serde_json::Value;
 use super::place::{first_value, ResolvedPlace};
 
 const FORECAST_DAYS: usize = 3;
-/// `hourly` has eight three-hour slots; index 4 is 12:00.
+/// `hourly` has eight three-hour slots; index 4 is 12:00, whose sky stands for the day.
 const NOON_SLOT: usize = 4;
+/// The first two forecast days are named as well as dated.
+const DAY_LABELS: [&str; 2] = ["today", "tomorrow"];
 
-/// How far the resolved place could be checked against what was asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confidence {
-    /// The qualifier matched, or no qualifier was given and the city name matched.
-    Verified,
-    /// No qualifier was given and the resolved place does not carry the asked name.
-    Unconfirmed,
-    /// The city matched but the qualifier did not: same name, different state or country.
-    QualifierMismatch { qualifier: String },
-}
-
-pub fn render_report(
-    body: &Value,
-    place: &ResolvedPlace,
-    asked: &str,
-    confidence: &Confidence,
-) -> String {
-    let mut lines = vec![headline(place, asked, confidence)];
+/// The report: the resolved place, the conditions now, then one line per forecast day.
+/// `verified` says whether the place was checked to be the one asked for; when it was not, the
+/// first line says so and names what was asked.
+pub fn render_report(body: &Value, place: &ResolvedPlace, asked: &str, verified: bool) -> String {
+    let mut lines = vec![headline(place, asked, verified)];
     if let Some(now) = body.get("current_condition").and_then(|c| c.get(0)) {
         lines.push(current_line(now));
     }
@@ -40,17 +29,12 @@ pub fn render_report(
     lines.join("\n")
 }
 
-fn headline(place: &ResolvedPlace, asked: &str, confidence: &Confidence) -> String {
+fn headline(place: &ResolvedPlace, asked: &str, verified: bool) -> String {
     let resolved = place.describe();
-    match confidence {
-        Confidence::Verified => format!("Weather for {resolved}"),
-        Confidence::Unconfirmed => format!(
-            "Weather for {resolved} (the service's match for \"{asked}\"; \
-             not confirmed to be the place asked about)"
-        ),
-        Confidence::QualifierMismatch { qualifier } => format!(
-            "Weather for {resolved} (asked for \"{asked}\", but this place is not in {qualifier})"
-        ),
+    if verified {
+        resolved
+    } else {
+        format!("{resolved} (not \"{asked}\" — this is where it resolved)")
     }
 }
 
@@ -69,11 +53,7 @@ fn current_line(now: &Value) -> String {
         parts.push(description);
     }
     if now.get("FeelsLikeC").is_some() {
-        parts.push(format!(
-            "feels like {}°C / {}°F",
-            field(now, "FeelsLikeC"),
-            field(now, "FeelsLikeF")
-        ));
+        parts.push(format!("feels like {}°C", field(now, "FeelsLikeC")));
     }
     if now.get("humidity").is_some() {
         parts.push(format!("humidity {}%", field(now, "humidity")));
@@ -85,15 +65,9 @@ fn current_line(now: &Value) -> String {
 }
 
 fn day_line(day: &Value, index: usize) -> String {
-    let date = field(day, "date");
-    let mut line = match weekday_of(date) {
-        Some(weekday) => format!("{weekday} {date}"),
-        None => date.to_string(),
-    };
-    match index {
-        0 => line.push_str(" (today)"),
-        1 => line.push_str(" (tomorrow)"),
-        _ => {}
+    let mut line = field(day, "date").to_string();
+    if let Some(label) = DAY_LABELS.get(index) {
+        line.push_str(&format!(" ({label})"));
     }
     line.push_str(&format!(
         ": {}–{}°C / {}–{}°F",
@@ -108,46 +82,7 @@ fn day_line(day: &Value, index: usize) -> String {
             .and_then(|slot| slot.get("weatherDesc")),
     );
     if !noon.is_empty() {
-        line.push_str(&format!(", {noon} at noon"));
+        line.push_str(&format!(", {noon}"));
     }
     line
-}
-
-/// "2026-05-16" → "Saturday", so "this weekend" questions can be answered from the dates.
-pub fn weekday_of(iso_date: &str) -> Option<&'static str> {
-    const NAMES: [&str; 7] = [
-        "Sunday",
-        "Monday",
-        "Tuesday",
-        "Wednesday",
-        "Thursday",
-        "Friday",
-        "Saturday",
-    ];
-    // Sakamoto's method, Gregorian calendar.
-    const MONTH_OFFSETS: [i64; 12] = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
-    let mut parts = iso_date.splitn(3, '-').map(|part| part.parse::<i64>().ok());
-    let (year, month, day) = (parts.next()??, parts.next()??, parts.next()??);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let year = if month < 3 { year - 1 } else { year };
-    let index =
-        (year + year / 4 - year / 100 + year / 400 + MONTH_OFFSETS[month as usize - 1] + day)
-            .rem_euclid(7);
-    Some(NAMES[index as usize])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::weekday_of;
-
-    #[test]
-    fn weekday_of_known_dates() {
-        assert_eq!(weekday_of("2000-01-01"), Some("Saturday"));
-        assert_eq!(weekday_of("2024-02-29"), Some("Thursday"));
-        assert_eq!(weekday_of("2026-03-02"), Some("Monday"));
-        assert_eq!(weekday_of("not-a-date"), None);
-        assert_eq!(weekday_of("2026-13-01"), None);
-    }
 }
