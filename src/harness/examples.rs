@@ -278,7 +278,7 @@ mod tests {
     use super::*;
     use crate::harness::template::Role;
 
-    const BODY: &str = "Use the tool for weather.\n\n```example\nUser: rain in Graz?\nAssistant:\n<function=weather_lookup>\n<parameter=location>\nGraz\n</parameter>\n</function>\nTool: Weather for Graz, Austria\nNow: 9°C\nAssistant: In Graz, Austria it is 9°C.\n```\n\nAnswer briefly.\n\n```example\nUser: what is 2 plus 2?\nAssistant: 4.\n```\n";
+    const BODY: &str = "Use the tool for weather.\n\n```example\nUser: rain in Graz?\nAssistant:\n<function=weather_lookup>\n<parameter=location>\nGraz\n</parameter>\n</function>\nTool: Graz, Austria\nNow: 9°C\nAssistant: In Graz, Austria it is 9°C.\n```\n\nAnswer briefly.\n\n```example\nUser: what is 2 plus 2?\nAssistant: 4.\n```\n";
 
     #[test]
     fn blocks_become_turns_with_the_call_in_the_run_s_syntax() {
@@ -297,7 +297,7 @@ mod tests {
         );
         assert_eq!(
             markup[2].content,
-            "weather_lookup returned:\nWeather for Graz, Austria\nNow: 9°C"
+            "weather_lookup returned:\nGraz, Austria\nNow: 9°C"
         );
         assert_eq!(markup[3].content, "In Graz, Austria it is 9°C.");
         let json = to_messages(&exchanges[0], CallFormat::JsonTag);
