@@ -237,7 +237,7 @@ fn the_asked_unit_must_be_named() {
 fn the_asked_day_must_be_reported() {
     let w = Weather::load();
     let law = "reports-asked-day";
-    // Dublin now: 10 °C, overcast; tomorrow (Saturday): 9–17 °C, light drizzle at noon.
+    // Dublin now: 10 °C, overcast; tomorrow (2026-05-16): 9–17 °C, light drizzle.
     w.expect(
         "forecast-001",
         &["Dublin"],
@@ -251,6 +251,43 @@ fn the_asked_day_must_be_reported() {
         "Tomorrow Dublin gets light drizzle, 9 to 17°C.",
         law,
         true,
+    );
+    // The day line's condition alone reports it; today's ("Moderate rain") does not.
+    w.expect(
+        "forecast-001",
+        &["Dublin"],
+        "Tomorrow Dublin gets a little drizzle.",
+        law,
+        true,
+    );
+    w.expect(
+        "forecast-001",
+        &["Dublin"],
+        "Expect moderate rain in Dublin.",
+        law,
+        false,
+    );
+}
+
+#[test]
+fn a_weekday_is_asked_by_its_date() {
+    let w = Weather::load();
+    let law = "reports-asked-day";
+    // Vienna's weekend: Saturday 2026-05-16 patchy rain possible, Sunday 2026-05-17 sunny; today
+    // (Friday) is overcast, which is no answer for the weekend.
+    w.expect(
+        "forecast-002",
+        &["Vienna"],
+        "Sunny on Sunday in Vienna.",
+        law,
+        true,
+    );
+    w.expect(
+        "forecast-002",
+        &["Vienna"],
+        "The weekend in Vienna looks overcast.",
+        law,
+        false,
     );
 }
 
@@ -268,6 +305,21 @@ fn broken_call_markup_is_not_a_final_answer() {
         "smalltalk-004",
         &[],
         "Glad you had good weather in Lisbon!",
+        "plain-final-answer",
+        true,
+    );
+    // A copy of a report's first two lines is an imitation of a result, not an answer.
+    w.expect(
+        "plain-011",
+        &["Lisbon"],
+        "Lisbon, Lisboa, Portugal\nNow: 18°C / 64°F, Partly cloudy",
+        "plain-final-answer",
+        false,
+    );
+    w.expect(
+        "plain-011",
+        &["Lisbon"],
+        "In Lisbon it is 18°C (64°F) and partly cloudy.",
         "plain-final-answer",
         true,
     );
