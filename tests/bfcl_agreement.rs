@@ -8,7 +8,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use skilleval::bench::checker::{check, Language};
+use skilleval::bench::check_types::Language;
+use skilleval::bench::checker::check;
 use skilleval::bench::corpus::{default_root, load_category, Entry, CATEGORIES};
 use skilleval::harness::toolcall::python_list::{render_calls, DecodedCall, PyValue};
 

@@ -1,65 +1,23 @@
 //! BFCL's AST checker, rule for rule: the verdict and the error type match the official
 //! checker; the error messages are our own wording. Java and JavaScript replies are decoded by
-//! `java_js_decode` and their values typed by `java_js_check` before the same rules apply.
+//! `java_js_decode` and their values typed by `java_js_check` before the same rules apply; the
+//! value rules for strings, lists and dicts are `value_check`'s.
 //!
 //! Where the official checker would raise (answers or schemas of a shape it cannot handle),
 //! this one returns an invalid result with the error type [`INTERNAL_ERROR`].
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::harness::toolcall::python_list::{decode, DecodedCall, PyValue};
 
+use super::check_types::{
+    empty_str, repr_all, type_of, CheckResult, Language, Outcome, PyType, Typed,
+};
+use super::value_check::{dict_check, list_check, list_of_dicts_check, string_check};
 use super::{java_js_check, java_js_decode};
 
 /// Error type for inputs on which BFCL's own checker would crash.
 pub const INTERNAL_ERROR: &str = "checker:internal_error";
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CheckResult {
-    pub valid: bool,
-    pub error_type: Option<String>,
-    pub errors: Vec<String>,
-}
-
-impl CheckResult {
-    pub fn pass() -> Self {
-        CheckResult {
-            valid: true,
-            error_type: None,
-            errors: Vec::new(),
-        }
-    }
-
-    pub fn fail(error_type: &str, error: impl Into<String>) -> Self {
-        CheckResult {
-            valid: false,
-            error_type: Some(error_type.to_string()),
-            errors: vec![error.into()],
-        }
-    }
-}
-
-/// The language of a category's function documents, as BFCL tells it from the name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
-    Python,
-    Java,
-    JavaScript,
-}
-
-impl Language {
-    /// `is_java`/`is_js` of bfcl-eval: `javascript` in the name, or `java` without it.
-    pub fn of_category(category: &str) -> Language {
-        if category.contains("javascript") {
-            Language::JavaScript
-        } else if category.contains("java") {
-            Language::Java
-        } else {
-            Language::Python
-        }
-    }
-}
 
 /// A decoded call as the rules see it; `None` names an unnamed argument (Java, JavaScript).
 #[derive(Debug, Clone, PartialEq)]
@@ -223,8 +181,6 @@ fn check_language_calls(
     outcome.unwrap_or_else(|err| CheckResult::fail(INTERNAL_ERROR, err))
 }
 
-type Outcome = Result<CheckResult, String>;
-
 /// What a check needs besides the entry: how values are typed, how names are matched.
 #[derive(Clone, Copy)]
 struct Rules {
@@ -308,34 +264,6 @@ fn parallel_no_order(
     Ok(CheckResult::pass())
 }
 
-/// Python types as the checker names them in function documents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PyType {
-    Str,
-    Int,
-    Float,
-    Bool,
-    List,
-    Tuple,
-    Dict,
-    NoneType,
-    /// Java's `Set`: no decoded value has it.
-    Set,
-}
-
-fn type_of(value: &PyValue) -> PyType {
-    match value {
-        PyValue::None => PyType::NoneType,
-        PyValue::Bool(_) => PyType::Bool,
-        PyValue::Int(_) => PyType::Int,
-        PyValue::Float(_) => PyType::Float,
-        PyValue::Str(_) => PyType::Str,
-        PyValue::List(_) => PyType::List,
-        PyValue::Tuple(_) => PyType::Tuple,
-        PyValue::Dict(_) => PyType::Dict,
-    }
-}
-
 /// Schema type names to Python types; `tuple` values are compared as lists, `any` as strings.
 fn schema_type(name: &str) -> Result<PyType, String> {
     Ok(match name {
@@ -349,23 +277,12 @@ fn schema_type(name: &str) -> Result<PyType, String> {
     })
 }
 
-fn empty_str() -> PyValue {
-    PyValue::Str(String::new())
-}
-
 /// The type of the first accepted value that is not the "may be omitted" marker `""`.
 fn answer_type(accepted: &[PyValue]) -> Option<PyType> {
     accepted
         .iter()
         .find(|v| !v.py_eq(&empty_str()))
         .map(type_of)
-}
-
-/// A value ready for the type and value rules, with the Python types it should have.
-pub(crate) struct Typed {
-    pub value: PyValue,
-    pub expected: PyType,
-    pub item_type: Option<PyType>,
 }
 
 /// Python's branch: the value as decoded; tuples compare as lists, an int passes for a float.
@@ -528,10 +445,6 @@ fn accepted_list(accepted: &Value) -> Result<Vec<PyValue>, String> {
     }
 }
 
-fn repr_all(values: &[PyValue]) -> String {
-    PyValue::List(values.to_vec()).repr()
-}
-
 struct TypeCheck {
     valid: bool,
     /// The answer gives a value of another type than the schema (a variable name, say):
@@ -617,188 +530,6 @@ fn type_check(
     }
 }
 
-/// Drops spaces and `,./-_*^`, lowercases, and reads `'` as `"`, so that formatting
-/// differences such as "April 1, 2024" vs "april 1 2024" do not count.
-pub fn standardize_string(text: &str) -> String {
-    text.chars()
-        .filter(|c| !matches!(c, ' ' | ',' | '.' | '/' | '-' | '_' | '*' | '^'))
-        .collect::<String>()
-        .to_lowercase()
-        .replace('\'', "\"")
-}
-
-fn standardized(value: &PyValue) -> PyValue {
-    match value {
-        PyValue::Str(s) => PyValue::Str(standardize_string(s)),
-        other => other.clone(),
-    }
-}
-
-/// Items of a list, or the characters of a string, as Python iterates them.
-fn sequence_items(value: &PyValue) -> Result<Vec<PyValue>, String> {
-    match value {
-        PyValue::List(items) | PyValue::Tuple(items) => Ok(items.clone()),
-        PyValue::Str(s) => Ok(s.chars().map(|c| PyValue::Str(c.to_string())).collect()),
-        other => Err(format!("cannot index into {}", other.repr())),
-    }
-}
-
-fn string_check(param: &str, text: &str, accepted: &[PyValue]) -> CheckResult {
-    let wanted: Vec<PyValue> = accepted
-        .iter()
-        .filter(|v| matches!(v, PyValue::Str(_)))
-        .map(standardized)
-        .collect();
-    if PyValue::Str(standardize_string(text)).py_in(&wanted) {
-        CheckResult::pass()
-    } else {
-        CheckResult::fail(
-            "value_error:string",
-            format!(
-                "Invalid value for parameter {param:?}: {}. Expected one of {}. Case insensitive.",
-                PyValue::Str(text.into()).repr(),
-                repr_all(accepted)
-            ),
-        )
-    }
-}
-
-fn list_check(param: &str, items: &[PyValue], accepted: &[PyValue]) -> Result<CheckResult, String> {
-    let given = PyValue::List(items.iter().map(standardized).collect());
-    let mut wanted = Vec::with_capacity(accepted.len());
-    for option in accepted {
-        let option_items = sequence_items(option)?;
-        wanted.push(PyValue::List(
-            option_items.iter().map(standardized).collect(),
-        ));
-    }
-    Ok(if given.py_in(&wanted) {
-        CheckResult::pass()
-    } else {
-        CheckResult::fail(
-            "value_error:list/tuple",
-            format!(
-                "Invalid value for parameter {param:?}: {}. Expected one of {}.",
-                PyValue::List(items.to_vec()).repr(),
-                repr_all(accepted)
-            ),
-        )
-    })
-}
-
-fn dict_lookup<'a>(entries: &'a [(PyValue, PyValue)], key: &PyValue) -> Option<&'a PyValue> {
-    entries.iter().find(|(k, _)| k.py_eq(key)).map(|(_, v)| v)
-}
-
-/// Tries each accepted dict in turn; keys must all be known, values standardized like strings.
-fn dict_check(given: &[(PyValue, PyValue)], accepted: &[PyValue]) -> Outcome {
-    // With only omit markers to compare with, BFCL reports this unclear failure.
-    let mut result = CheckResult {
-        valid: false,
-        error_type: Some("dict_checker:unclear".into()),
-        errors: Vec::new(),
-    };
-    for option in accepted {
-        if option.py_eq(&empty_str()) {
-            continue;
-        }
-        let PyValue::Dict(option) = option else {
-            return Err(format!("accepted value {} is not a dict", option.repr()));
-        };
-        result = CheckResult::fail("dict_checker:unclear", "");
-        result.errors.clear();
-        let mut matched = true;
-        for (key, value) in given {
-            let Some(key_options) = dict_lookup(option, key) else {
-                result = CheckResult::fail(
-                    "value_error:dict_key",
-                    format!("Unexpected dict key parameter: {}.", key.repr()),
-                );
-                matched = false;
-                break;
-            };
-            let wanted: Vec<PyValue> = sequence_items(key_options)?
-                .iter()
-                .map(standardized)
-                .collect();
-            if !standardized(value).py_in(&wanted) {
-                result = CheckResult::fail(
-                    "value_error:dict_value",
-                    format!(
-                        "Invalid value for parameter {}: {}. Expected one of {}.",
-                        key.repr(),
-                        value.repr(),
-                        repr_all(&wanted)
-                    ),
-                );
-                matched = false;
-                break;
-            }
-        }
-        for (key, key_options) in option {
-            // `"" in value`: membership for a list; a string always contains "".
-            let may_omit = match key_options {
-                PyValue::Str(_) => true,
-                other => empty_str().py_in(&sequence_items(other)?),
-            };
-            if dict_lookup(given, key).is_none() && !may_omit {
-                result.valid = false;
-                result.error_type = Some("value_error:dict_key".into());
-                result
-                    .errors
-                    .push(format!("Missing dict key parameter: {}.", key.repr()));
-                matched = false;
-                break;
-            }
-        }
-        if matched {
-            return Ok(CheckResult::pass());
-        }
-    }
-    Ok(result)
-}
-
-/// Lists of dicts compare dict by dict, in order, against each accepted list.
-fn list_of_dicts_check(given: &[PyValue], accepted: &[PyValue]) -> Outcome {
-    let mut result = CheckResult {
-        valid: false,
-        error_type: Some("list_dict_checker:unclear".into()),
-        errors: Vec::new(),
-    };
-    for option in accepted {
-        // BFCL compares lengths before indexing, so a dict option can still fail on count.
-        let option_items = sequence_items(option).or_else(|e| match option {
-            PyValue::Dict(entries) => Ok(vec![PyValue::None; entries.len()]),
-            _ => Err(e),
-        })?;
-        if given.len() != option_items.len() {
-            result = CheckResult::fail(
-                "value_error:list_dict_count",
-                "Wrong number of dictionaries in the list.",
-            );
-            continue;
-        }
-        let mut matched = true;
-        for (item, wanted) in given.iter().zip(&option_items) {
-            let PyValue::Dict(entries) = item else {
-                return Err(format!("list item {} is not a dict", item.repr()));
-            };
-            if matches!(option, PyValue::Dict(_)) {
-                return Err("accepted list of dicts is a dict".into());
-            }
-            result = dict_check(entries, std::slice::from_ref(wanted))?;
-            if !result.valid {
-                matched = false;
-                break;
-            }
-        }
-        if matched {
-            return Ok(CheckResult::pass());
-        }
-    }
-    Ok(result)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -839,14 +570,6 @@ mod tests {
         assert_eq!(
             verdict("[area(base=10, unit='mm')]").1.as_deref(),
             Some("value_error:string")
-        );
-    }
-
-    #[test]
-    fn standardize_matches_bfcl_rules() {
-        assert_eq!(
-            standardize_string("April 1, 2024 'x'_*^/."),
-            "april12024\"x\""
         );
     }
 }

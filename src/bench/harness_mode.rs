@@ -16,7 +16,8 @@ use crate::harness::toolcall::CallFormat;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
 use crate::harness::transcript::{CallRecord, StopReason, Transcript};
 
-use super::checker::{check_calls, CheckOptions, CheckResult, Language};
+use super::check_types::{CheckResult, Language};
+use super::checker::{check_calls, CheckOptions};
 use super::corpus::Entry;
 use super::prompt::language_specific;
 use super::{inference_error_result, EntryOptions, EntryOutcome, Mode};

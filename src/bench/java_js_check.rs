@@ -1,14 +1,14 @@
 //! The Java and JavaScript branch of BFCL's simple function checker (`ast_checker.py`): an
 //! argument must still be source text (`type_error:java`, `type_error:js` otherwise), its
 //! declared type picks the Python type it should have (`JAVA_TYPE_CONVERSION`,
-//! `JS_TYPE_CONVERSION`) and the converter that reads it; the shared rules of `checker` then
-//! compare it with the answer.
+//! `JS_TYPE_CONVERSION`) and the converter that reads it; `checker` then applies the rules all
+//! languages share.
 
 use serde_json::Value;
 
 use crate::harness::toolcall::python_list::PyValue;
 
-use super::checker::{CheckResult, Language, PyType, Typed};
+use super::check_types::{CheckResult, Language, PyType, Typed};
 use super::java_js_convert;
 
 /// Types whose items are converted with the item type (`NESTED_CONVERSION_TYPE_LIST`).

@@ -11,7 +11,7 @@ use tree_sitter::{Node, Parser};
 
 use crate::harness::toolcall::python_list::bracketed;
 
-use super::checker::Language;
+use super::check_types::Language;
 
 /// One decoded call; `None` is the name BFCL gives unnamed (positional) arguments.
 #[derive(Debug, Clone, PartialEq)]

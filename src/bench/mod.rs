@@ -5,6 +5,7 @@
 //! scores the raw reply; [`harness_mode::run_harness_mode`] offers the entry's functions as tools
 //! through skilleval's harness and scores the calls of its first round.
 
+pub mod check_types;
 pub mod checker;
 pub mod corpus;
 pub mod harness_mode;
@@ -18,13 +19,14 @@ pub mod prompt;
 pub mod report;
 pub mod run;
 pub mod score;
+pub mod value_check;
 
 use serde::{Deserialize, Serialize};
 
 use crate::exec::seed::sample_seed;
 use crate::harness::backend::{Backend, GenMetrics, GenRequest, Sampling};
 
-use checker::CheckResult;
+use check_types::CheckResult;
 use corpus::Entry;
 use score::{check_entry, ResultLine};
 

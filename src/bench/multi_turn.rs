@@ -30,7 +30,7 @@ use crate::harness::toolcall::python_list::render_calls;
 use crate::harness::toolcall::{self, CallFormat};
 use crate::harness::tools::ToolDef;
 
-use super::checker::CheckResult;
+use super::check_types::CheckResult;
 use super::corpus::{parse_turns, Entry, MultiTurn};
 use super::harness_mode::{decoded_call, registry, INSTRUCTIONS};
 use super::multi_turn_helper::{Decoded, Helper, HelperLaunch};

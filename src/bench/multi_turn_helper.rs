@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{anyhow, bail, Context};
 use serde_json::{json, Value};
 
-use super::checker::CheckResult;
+use super::check_types::CheckResult;
 use crate::model_path::cache_dir;
 
 /// Names a Python interpreter whose packages include `bfcl-eval`.

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::harness::template::{Message, Role};
 use crate::harness::toolcall::python_list::py_float_repr;
 
-use super::checker::Language;
+use super::check_types::Language;
 use super::corpus::Entry;
 
 /// The default prompt's parts (classic style, plaintext layout, Python calls, no tag),

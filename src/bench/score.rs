@@ -11,7 +11,8 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::checker::{check, CheckResult};
+use super::check_types::CheckResult;
+use super::checker::check;
 use super::corpus::{load_category, vendored_categories, Entry, VERSION_PREFIX};
 use super::multi_turn_helper::{Helper, HelperLaunch};
 
