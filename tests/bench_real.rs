@@ -138,7 +138,7 @@ fn bench_and_rescore_in(mode: &str, category: &str, pick: Pick, parallel: Option
     let result_file = run_dir
         .join("result")
         .join(stem)
-        .join(skilleval::bench::run::group_of(category))
+        .join(skilleval::bench::result_layout::group_of(category))
         .join(format!("BFCL_v4_{category}_result.json"));
     assert!(result_file.is_file(), "{}", result_file.display());
     if category.starts_with("memory") {

@@ -9,8 +9,9 @@ use serde_json::{json, Value};
 use skilleval::bench::checker::check;
 use skilleval::bench::corpus::{default_root, load_category, Entry};
 use skilleval::bench::harness_mode::run_harness_mode;
-use skilleval::bench::run::{self, BenchOptions, CategoryEntries, EntryRecord, RunSummary};
+use skilleval::bench::run::{self, BenchOptions, EntryRecord, RunSummary};
 use skilleval::bench::score::{score_repeats, ExtraCategory};
+use skilleval::bench::selection::{self, CategoryEntries};
 use skilleval::bench::{run_prompt_mode, EntryOptions, Mode};
 use skilleval::harness::backend::Sampling;
 use skilleval::harness::template::Family;
@@ -432,12 +433,12 @@ fn a_custom_corpus_is_run_and_rescored_from_its_own_entries() {
         r#"{"id": "mine_0", "ground_truth": [{"double": {"n": [4]}}]}"#,
     )
     .unwrap();
-    let custom = run::CustomCorpus {
+    let custom = selection::CustomCorpus {
         questions,
         answers: Some(answers),
         name: "mine".into(),
     };
-    let selected = run::select(&default_root(), &[], Some(&custom), None, &[]).unwrap();
+    let selected = selection::select(&default_root(), &[], Some(&custom), None, &[]).unwrap();
     let mut backend = ScriptedBackend::new(Family::Gemma, ["[double(n=4)]"]);
     let output = tempfile::tempdir().unwrap();
     let bench = run::run(
@@ -447,23 +448,23 @@ fn a_custom_corpus_is_run_and_rescored_from_its_own_entries() {
     )
     .unwrap();
     assert_eq!(bench.summary.scores.categories[0].correct, 1);
-    let extra: Vec<ExtraCategory> = run::extra_categories(&selected);
+    let extra: Vec<ExtraCategory> = selection::extra_categories(&selected);
     let rescored = score_repeats(&bench.dir, &default_root(), &extra).unwrap();
     assert_eq!(rescored[0][0].category, "mine");
     assert_eq!(rescored[0][0].correct, 1);
 
-    let no_answers = run::CustomCorpus {
+    let no_answers = selection::CustomCorpus {
         answers: None,
         ..custom
     };
-    let err = run::select(&default_root(), &[], Some(&no_answers), None, &[]).unwrap_err();
+    let err = selection::select(&default_root(), &[], Some(&no_answers), None, &[]).unwrap_err();
     assert!(err.to_string().contains("needs --answers"), "{err}");
 }
 
 #[test]
 fn limit_keeps_the_first_entries_of_each_category() {
-    let chosen = run::parse_categories(&["simple_python,parallel".into()]).unwrap();
-    let selected = run::select(&default_root(), &chosen, None, Some(2), &[]).unwrap();
+    let chosen = selection::parse_categories(&["simple_python,parallel".into()]).unwrap();
+    let selected = selection::select(&default_root(), &chosen, None, Some(2), &[]).unwrap();
     let ids: Vec<Vec<&str>> = selected
         .iter()
         .map(|c| c.entries.iter().map(|e| e.id.as_str()).collect())

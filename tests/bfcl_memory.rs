@@ -17,8 +17,9 @@ use serde_json::{json, Value};
 use skilleval::bench::corpus::{
     default_root, load_category, memory_prerequisites, MEMORY_CATEGORIES,
 };
-use skilleval::bench::run::{self, BenchOptions, CategoryEntries};
+use skilleval::bench::run::{self, BenchOptions};
 use skilleval::bench::score::score_repeats;
+use skilleval::bench::selection::{self, CategoryEntries};
 use skilleval::bench::Mode;
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::CallFormat;
@@ -37,7 +38,7 @@ fn options(dir: &Path, mode: Mode) -> BenchOptions {
 }
 
 fn select(category: &str, ids: &[String]) -> Vec<CategoryEntries> {
-    run::select(&default_root(), &[category.to_string()], None, None, ids).unwrap()
+    selection::select(&default_root(), &[category.to_string()], None, None, ids).unwrap()
 }
 
 fn strings(value: &Value) -> Vec<String> {
@@ -158,7 +159,7 @@ fn a_selection_brings_the_prerequisites_its_scenarios_need() {
             (5, "memory_kv_prereq_32-notetaker-0")
         ]
     );
-    let limited = run::select(
+    let limited = selection::select(
         &default_root(),
         &["memory_rec_sum".into()],
         None,
@@ -168,7 +169,7 @@ fn a_selection_brings_the_prerequisites_its_scenarios_need() {
     .unwrap();
     assert_eq!(limited[0].prerequisites.len(), 1, "two customer questions");
 
-    let error = run::select(
+    let error = selection::select(
         &default_root(),
         &["memory_kv".into()],
         None,

@@ -14,8 +14,9 @@ use serde_json::json;
 use skilleval::bench::corpus::{default_root, Entry, MULTI_TURN_CATEGORIES};
 use skilleval::bench::multi_turn::{multi_turn_entry, Conduct};
 use skilleval::bench::multi_turn_helper::{Decoded, Helper, HelperLaunch};
-use skilleval::bench::run::{self, BenchOptions, CategoryEntries};
+use skilleval::bench::run::{self, BenchOptions};
 use skilleval::bench::score::score_repeats;
+use skilleval::bench::selection::CategoryEntries;
 use skilleval::bench::{EntryOptions, EntryOutcome, Mode};
 use skilleval::harness::template::Family;
 

@@ -17,8 +17,10 @@ pub mod multi_turn_helper;
 pub mod overall;
 pub mod prompt;
 pub mod report;
+pub mod result_layout;
 pub mod run;
 pub mod score;
+pub mod selection;
 pub mod value_check;
 
 use serde::{Deserialize, Serialize};

@@ -10,8 +10,10 @@ use super::args::{BackendArgs, ModelArgs, ParallelArgs, DEFAULT_CTX};
 use crate::bench::corpus as bench_corpus;
 use crate::bench::multi_turn_helper::{Helper, HelperLaunch};
 use crate::bench::report as bench_report;
-use crate::bench::run::{self as bench_run, BenchOptions, CustomCorpus};
+use crate::bench::result_layout::{check_result_model, default_result_model};
+use crate::bench::run::{self as bench_run, BenchOptions};
 use crate::bench::score::{score_repeats, ExtraCategory};
+use crate::bench::selection::{self, CustomCorpus};
 use crate::bench::Mode;
 use crate::harness::backend::Sampling;
 use crate::harness::toolcall::CallFormat;
@@ -237,10 +239,10 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
         anyhow::bail!("--max-tokens: must be at least 1 (0 generates no reply)");
     }
     crate::eval::pack::check_sampling_flags(args.temperature, None, None)?;
-    let categories = bench_run::parse_categories(&args.bfcl)?;
+    let categories = selection::parse_categories(&args.bfcl)?;
     let custom = args.custom.corpus();
     // Fail on category and corpus mistakes before the model loads.
-    let selected = bench_run::select(
+    let selected = selection::select(
         &bench_corpus::default_root(),
         &categories,
         custom.as_ref(),
@@ -252,10 +254,9 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
         anyhow::bail!("--repeats must be at least 1");
     }
     if let Some(name) = &args.result_model {
-        bench_run::check_result_model(name)
-            .map_err(|e| anyhow::anyhow!("--result-model {name:?}: {e}"))?;
+        check_result_model(name).map_err(|e| anyhow::anyhow!("--result-model {name:?}: {e}"))?;
     }
-    if bench_run::has_multi_turn(&selected) {
+    if selection::has_multi_turn(&selected) {
         // Multi-turn and memory entries; started once here, so that a missing bfcl-eval is
         // said before the model loads.
         let launch = HelperLaunch::locate()?;
@@ -306,7 +307,7 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
         result_model: args.result_model.clone().unwrap_or_else(|| {
             // A server's model has no file: its name stands in for the file's stem.
             let path = info.model_path.as_deref().or(info.model_name.as_deref());
-            bench_run::default_result_model(path, &info.name)
+            default_result_model(path, &info.name)
         }),
         ..options
     };
@@ -336,7 +337,7 @@ fn run(mut args: BenchRunArgs) -> anyhow::Result<u8> {
 
 fn score(args: BenchScoreArgs) -> anyhow::Result<u8> {
     let extra: Vec<ExtraCategory> = match args.custom.corpus() {
-        Some(custom) => bench_run::extra_categories(&bench_run::select(
+        Some(custom) => selection::extra_categories(&selection::select(
             &bench_corpus::default_root(),
             &[],
             Some(&custom),
