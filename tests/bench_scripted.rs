@@ -9,9 +9,10 @@ use serde_json::{json, Value};
 use skilleval::bench::checker::check;
 use skilleval::bench::corpus::{default_root, load_category, Entry};
 use skilleval::bench::harness_mode::run_harness_mode;
-use skilleval::bench::run::{self, BenchOptions, EntryRecord, RunSummary};
+use skilleval::bench::run::{self, BenchOptions, RunSummary};
 use skilleval::bench::score::{score_repeats, ExtraCategory};
 use skilleval::bench::selection::{self, CategoryEntries};
+use skilleval::bench::sinks::{self, EntryRecord};
 use skilleval::bench::{run_prompt_mode, EntryOptions, Mode};
 use skilleval::harness::backend::Sampling;
 use skilleval::harness::template::Family;
@@ -304,7 +305,7 @@ fn harness_mode_scores_parallel_calls_and_irrelevance() {
 }
 
 fn read_records(dir: &Path) -> Vec<EntryRecord> {
-    std::fs::read_to_string(dir.join(run::ENTRIES_FILE))
+    std::fs::read_to_string(dir.join(sinks::ENTRIES_FILE))
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())

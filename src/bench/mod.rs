@@ -21,6 +21,7 @@ pub mod result_layout;
 pub mod run;
 pub mod score;
 pub mod selection;
+pub mod sinks;
 pub mod value_check;
 
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,11 @@ use score::{check_entry, ResultLine};
 
 /// Salt of the per-entry seeds, so they differ from those of `skilleval run` for equal ids.
 const SEED_SALT: &str = "bench";
+
+/// The seed of one entry in one repeat, derived from (run seed, id, repeat).
+pub fn entry_seed(run_seed: u64, entry_id: &str, repeat: u32) -> u32 {
+    sample_seed(run_seed, entry_id, repeat, SEED_SALT)
+}
 
 /// How entries reach the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,9 +84,9 @@ impl Default for EntryOptions {
 }
 
 impl EntryOptions {
-    /// The seed of one entry in this repeat, derived from (run seed, id, repeat).
+    /// The seed of one entry in this repeat.
     pub fn seed_for(&self, entry_id: &str) -> u32 {
-        sample_seed(self.run_seed, entry_id, self.repeat, SEED_SALT)
+        entry_seed(self.run_seed, entry_id, self.repeat)
     }
 
     /// The sampling settings of one entry.

@@ -1,9 +1,8 @@
 //! A whole benchmark run, as its steps: the run folder, the memory prerequisites, every entry
-//! of every repeat through one mode, the scores and the summary. Records and BFCL result files
-//! are written as entries finish, so that an interrupted run keeps them.
+//! of every repeat through one mode, the scores and the summary. The runner only runs units;
+//! what is kept and shown of each finished one is up to its sinks (`sinks`, `exec::sink`).
 
 use std::fs;
-use std::io::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -13,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exec::progress::Progress;
 use crate::exec::run_id::new_run_id;
-use crate::exec::scheduler;
+use crate::exec::sink::{self, Finished, ProgressSink, Sink};
 use crate::harness::backend::{Backend, Sampling};
 use crate::harness::toolcall::CallFormat;
 
@@ -22,12 +21,11 @@ use super::multi_turn::{memory_prerequisite, multi_turn_entry, Conduct};
 use super::multi_turn_helper::HelperLaunch;
 use super::report::{summarize, BenchSummary};
 use super::result_layout::{group_of, model_folder, result_root};
-use super::score::{write_result_file, CategoryScore, ResultLine};
+use super::score::{CategoryScore, ResultLine};
 use super::selection::{has_multi_turn, CategoryEntries};
+use super::sinks::{EntryJournal, ResultFile, ResultFiles};
 use super::{prompt_entry, EntryOptions, EntryOutcome, Mode};
 
-/// Per-entry records, one JSON object a line.
-pub const ENTRIES_FILE: &str = "entries.jsonl";
 pub const SUMMARY_FILE: &str = "summary.json";
 
 #[derive(Debug, Clone)]
@@ -52,55 +50,6 @@ pub struct BenchOptions {
     pub parallel: usize,
     /// How to start BFCL's helper; needed when a multi-turn category is selected.
     pub helper: Option<HelperLaunch>,
-}
-
-/// One entry's record in `entries.jsonl`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EntryRecord {
-    pub id: String,
-    pub category: String,
-    pub mode: Mode,
-    pub repeat: u32,
-    pub seed: u32,
-    pub reply: String,
-    /// What the BFCL result file holds for this entry.
-    pub result: serde_json::Value,
-    pub valid: bool,
-    pub error_type: Option<String>,
-    pub errors: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inference_error: Option<String>,
-    pub tokens: TokenCounts,
-    pub seconds: f64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TokenCounts {
-    pub prompt: u32,
-    pub generated: u32,
-}
-
-impl EntryRecord {
-    pub fn new(outcome: &EntryOutcome, seed: u32) -> Self {
-        EntryRecord {
-            id: outcome.id.clone(),
-            category: outcome.category.clone(),
-            mode: outcome.mode,
-            repeat: outcome.repeat,
-            seed,
-            reply: outcome.reply.clone(),
-            result: outcome.result.clone(),
-            valid: outcome.check.valid,
-            error_type: outcome.check.error_type.clone(),
-            errors: outcome.check.errors.clone(),
-            inference_error: outcome.inference_error.clone(),
-            tokens: TokenCounts {
-                prompt: outcome.prompt_tokens,
-                generated: outcome.generated_tokens,
-            },
-            seconds: outcome.seconds,
-        }
-    }
 }
 
 /// `summary.json`: the settings of the run and its scores.
@@ -150,15 +99,12 @@ pub fn run(
     check_runnable(selected, options)?;
     let started = Instant::now();
     let (run_id, dir) = create_run_dir(options)?;
-    let entries_path = dir.join(ENTRIES_FILE);
-    let entries_file = fs::File::create(&entries_path)
-        .with_context(|| format!("creating {}", entries_path.display()))?;
+    let mut journal = EntryJournal::create(&dir, options.seed)?;
     let scope = RunScope::new(selected, options, &dir);
     run_memory_prerequisites(backend, &scope)?;
     let plan = EntryPlan::new(selected, options.repeats);
-    let outcomes = run_entries(backend, &scope, &plan, (entries_file, &entries_path))?;
+    let outcomes = run_entries(backend, &scope, &plan, &mut journal)?;
     let scores = per_repeat_scores(selected, &plan, &outcomes);
-    let outcomes: Vec<EntryOutcome> = outcomes.into_iter().flatten().collect();
     let summary = summary(backend, options, run_id, &outcomes, started, &scores);
     write_summary(&dir, &summary)?;
     Ok(BenchRun {
@@ -292,80 +238,77 @@ impl EntryPlan {
         }
         EntryPlan { jobs, groups }
     }
+
+    /// Each group's result file, in the model's result folder of its repeat.
+    fn result_files(&self, scope: &RunScope) -> Vec<ResultFile> {
+        self.groups
+            .iter()
+            .map(|group| {
+                let name = &scope.selected[group.category].name;
+                ResultFile {
+                    folder: scope.model_results(group.repeat).join(group_of(name)),
+                    category: name.clone(),
+                    units: group.jobs.clone(),
+                }
+            })
+            .collect()
+    }
 }
 
-/// Runs every job of `plan`, and gives their outcomes in plan order.
+/// Runs every job of `plan` into the run's sinks (the progress line, `entries.jsonl`, the BFCL
+/// result files), and gives their outcomes in plan order.
 fn run_entries(
     backend: &mut dyn Backend,
     scope: &RunScope,
     plan: &EntryPlan,
-    (mut entries_file, entries_path): (fs::File, &Path),
-) -> anyhow::Result<Vec<Option<EntryOutcome>>> {
-    let (selected, groups) = (scope.selected, &plan.groups);
-    let work = |backend: &mut dyn Backend, job: &EntryJob| scope.run_entry(backend, job);
-    let mut progress = Progress::new(scope.options.progress, plan.jobs.len(), "entries");
-    let mut outcomes: Vec<Option<EntryOutcome>> = (0..plan.jobs.len()).map(|_| None).collect();
-    let mut left: Vec<usize> = groups.iter().map(|g| g.jobs.len()).collect();
-    let group_of_job: Vec<usize> = groups
-        .iter()
-        .enumerate()
-        .flat_map(|(g, group)| group.jobs.clone().map(move |_| g))
-        .collect();
+    journal: &mut EntryJournal,
+) -> anyhow::Result<Vec<EntryOutcome>> {
     let (mut valid, mut done) = (0usize, 0usize);
-    let mut on_done = |i: usize, outcome: EntryOutcome| -> anyhow::Result<()> {
-        done += 1;
-        valid += usize::from(outcome.check.valid);
-        progress.inc(format!(
-            "{} · repeat {} · {valid}/{done} valid",
-            outcome.category, outcome.repeat
-        ));
-        let record = EntryRecord::new(
-            &outcome,
-            scope.entry_options(outcome.repeat).seed_for(&outcome.id),
-        );
-        let line = serde_json::to_string(&record).expect("records serialize");
-        writeln!(entries_file, "{line}")
-            .and_then(|()| entries_file.flush())
-            .with_context(|| format!("writing {}", entries_path.display()))?;
-        outcomes[i] = Some(outcome);
-        let g = group_of_job[i];
-        left[g] -= 1;
-        if left[g] == 0 {
-            let group = &groups[g];
-            let name = &selected[group.category].name;
-            let lines: Vec<_> = outcomes[group.jobs.clone()]
-                .iter()
-                .flatten()
-                .map(EntryOutcome::result_line)
-                .collect();
-            let folder = scope.model_results(group.repeat).join(group_of(name));
-            write_result_file(&folder, name, &lines)?;
-        }
-        Ok(())
+    let mut progress = ProgressSink {
+        progress: Progress::new(scope.options.progress, plan.jobs.len(), "entries"),
+        label: |outcome: &EntryOutcome| {
+            done += 1;
+            valid += usize::from(outcome.check.valid);
+            format!(
+                "{} · repeat {} · {valid}/{done} valid",
+                outcome.category, outcome.repeat
+            )
+        },
     };
-    scheduler::run_units(
+    let mut result_files = ResultFiles::new(
+        plan.result_files(scope),
+        plan.jobs.len(),
+        |outcome: &EntryOutcome| vec![outcome.result_line()],
+    );
+    let work = |backend: &mut dyn Backend, job: &EntryJob| scope.run_entry(backend, job);
+    let ran = sink::run_into(
         backend,
         scope.options.parallel,
         &plan.jobs,
         work,
-        &mut on_done,
-    )?;
-    progress.finish();
-    Ok(outcomes)
+        &mut [&mut progress, journal, &mut result_files],
+    );
+    ran.outcome?;
+    progress.progress.finish();
+    Ok(ran
+        .results
+        .into_iter()
+        .map(|outcome| outcome.expect("a run that ended well holds every outcome"))
+        .collect())
 }
 
 /// Each repeat's scores, one per category in the selection's order.
 fn per_repeat_scores(
     selected: &[CategoryEntries],
     plan: &EntryPlan,
-    outcomes: &[Option<EntryOutcome>],
+    outcomes: &[EntryOutcome],
 ) -> Vec<Vec<CategoryScore>> {
     let mut per_repeat: Vec<Vec<CategoryScore>> = Vec::new();
     for group in &plan.groups {
         if per_repeat.len() < group.repeat as usize {
             per_repeat.push(Vec::new());
         }
-        let of_group: Vec<&EntryOutcome> = outcomes[group.jobs.clone()].iter().flatten().collect();
+        let of_group: Vec<&EntryOutcome> = outcomes[group.jobs.clone()].iter().collect();
         let score = category_score(&selected[group.category].name, &of_group);
         per_repeat[group.repeat as usize - 1].push(score);
     }
@@ -449,14 +392,38 @@ struct PrerequisiteChain {
     scenario: usize,
 }
 
+/// One chain as it ended: the category and repeat it ran for, and its result lines or the
+/// error that ended it.
+struct ChainDone<'a> {
+    category: &'a str,
+    repeat: u32,
+    lines: anyhow::Result<Vec<ResultLine>>,
+}
+
+/// A failed chain stops the run: the memory entries after it would miss what it saved.
+struct StopOnFailedChain;
+
+impl Sink<ChainDone<'_>> for StopOnFailedChain {
+    fn finished(&mut self, unit: Finished<'_, ChainDone<'_>>) -> anyhow::Result<()> {
+        match unit.result.lines {
+            Ok(_) => Ok(()),
+            Err(_) => bail!("a memory prerequisite conversation failed"),
+        }
+    }
+}
+
 /// Runs every selected memory scenario's prerequisite conversations, one after another within
-/// a scenario (each loads the memory the one before saved), scenarios at once, and writes
-/// BFCL's prerequisite result file (`BFCL_v4_<category>_prereq_result.json`) per category.
+/// a scenario (each loads the memory the one before saved), scenarios at once, into the sinks
+/// that show progress and write BFCL's prerequisite result file
+/// (`BFCL_v4_<category>_prereq_result.json`) per category and repeat.
 fn run_memory_prerequisites(backend: &mut dyn Backend, scope: &RunScope) -> anyhow::Result<()> {
     let (selected, options) = (scope.selected, scope.options);
+    // In repeat, category, scenario order, so that each prerequisite file's chains are a range.
     let mut chains = Vec::new();
+    let mut files = Vec::new();
     for repeat in 1..=options.repeats {
         for (category, entries) in selected.iter().enumerate() {
+            let first = chains.len();
             chains.extend(
                 (0..entries.prerequisites.len()).map(|scenario| PrerequisiteChain {
                     repeat,
@@ -464,6 +431,13 @@ fn run_memory_prerequisites(backend: &mut dyn Backend, scope: &RunScope) -> anyh
                     scenario,
                 }),
             );
+            if chains.len() > first {
+                files.push(ResultFile {
+                    folder: scope.model_results(repeat).join(group_of(&entries.name)),
+                    category: format!("{}_prereq", entries.name),
+                    units: first..chains.len(),
+                });
+            }
         }
     }
     if chains.is_empty() {
@@ -472,39 +446,44 @@ fn run_memory_prerequisites(backend: &mut dyn Backend, scope: &RunScope) -> anyh
     let Some(launch) = options.helper.as_ref() else {
         bail!("a memory category is selected: the run needs BFCL's helper");
     };
-    let mut progress = Progress::new(options.progress, chains.len(), "memory scenarios");
+    let mut progress = ProgressSink {
+        progress: Progress::new(options.progress, chains.len(), "memory scenarios"),
+        label: |done: &ChainDone| {
+            format!("{} prerequisites · repeat {}", done.category, done.repeat)
+        },
+    };
+    let mut result_files = ResultFiles::new(files, chains.len(), |done: &ChainDone| {
+        done.lines.as_ref().map(Vec::clone).unwrap_or_default()
+    });
     let work = |backend: &mut dyn Backend, chain: &PrerequisiteChain| {
         let conduct = scope.conduct(launch, chain.repeat);
         let entry_options = scope.entry_options(chain.repeat);
-        selected[chain.category].prerequisites[chain.scenario]
-            .iter()
-            .map(|entry| memory_prerequisite(backend, entry, &entry_options, &conduct))
-            .collect::<anyhow::Result<Vec<_>>>()
-    };
-    let mut lines: Vec<Vec<ResultLine>> = vec![Vec::new(); chains.len()];
-    scheduler::run_units(backend, options.parallel, &chains, work, |i, done| {
-        lines[i] = done?;
-        let chain = &chains[i];
-        progress.inc(format!(
-            "{} prerequisites · repeat {}",
-            selected[chain.category].name, chain.repeat
-        ));
-        Ok(())
-    })?;
-    progress.finish();
-    for repeat in 1..=options.repeats {
-        for (category, entries) in selected.iter().enumerate() {
-            let of_category: Vec<ResultLine> = chains
+        let category = &selected[chain.category];
+        ChainDone {
+            category: &category.name,
+            repeat: chain.repeat,
+            lines: category.prerequisites[chain.scenario]
                 .iter()
-                .zip(&lines)
-                .filter(|(c, _)| c.repeat == repeat && c.category == category)
-                .flat_map(|(_, l)| l.iter().cloned())
-                .collect();
-            if !of_category.is_empty() {
-                let folder = scope.model_results(repeat).join(group_of(&entries.name));
-                write_result_file(&folder, &format!("{}_prereq", entries.name), &of_category)?;
-            }
+                .map(|entry| memory_prerequisite(backend, entry, &entry_options, &conduct))
+                .collect(),
         }
+    };
+    let ran = sink::run_into(
+        backend,
+        options.parallel,
+        &chains,
+        work,
+        &mut [&mut StopOnFailedChain, &mut progress, &mut result_files],
+    );
+    if let Err(stopped) = ran.outcome {
+        // The failed chain's own error: the sink that stopped the run could only see it.
+        let failed = ran
+            .results
+            .into_iter()
+            .flatten()
+            .find_map(|done| done.lines.err());
+        return Err(failed.unwrap_or(stopped));
     }
+    progress.progress.finish();
     Ok(())
 }
