@@ -82,6 +82,19 @@ pub(super) struct Reuse {
     pub chunk_aligned: bool,
 }
 
+/// One decode call as assembled.
+#[derive(Default)]
+struct DecodeCall {
+    /// The sequences in the call, each with the prompt tokens it added (0 when generating).
+    added: Vec<(usize, usize)>,
+    /// Sequences holding a filler token, each with the position it took.
+    fillers: Vec<(usize, usize)>,
+    prefill_tokens: usize,
+    sequences: u32,
+    /// The last error met while filling the batch.
+    failed: Option<String>,
+}
+
 /// Fewer reusable tokens than this are not worth holding a request back for.
 const MIN_WORTH_WAITING: usize = 32;
 
@@ -373,84 +386,114 @@ impl Engine {
     /// One decode call: either a token for each generating sequence, or prompt chunks of
     /// prefilling sequences, oldest first, until the call is full.
     fn step(&mut self) {
+        let order = self.admission_order();
+        let prefill_call = self.prompt_turn(&order);
+        self.last_call_prefilled = prefill_call;
         self.batch.clear();
-        let mut room = PREFILL_CHUNK;
-        let mut prefill_tokens = 0usize;
-        let mut sequences = 0u32;
+        for &i in &order {
+            self.slots[i].active.as_mut().expect("active").logits_at = None;
+        }
+        let call = if prefill_call {
+            self.add_prompt_chunks(&order)
+        } else {
+            self.add_generated_tokens(&order)
+        };
+        if let Some(e) = &call.failed {
+            self.fail(&order, &format!("batch assembly failed: {e}"));
+            return;
+        }
+        if let Err(e) = self.decode(&call) {
+            let slots: Vec<usize> = call.added.iter().map(|&(i, _)| i).collect();
+            self.fail(&slots, &format!("decode failed: {e}"));
+            return;
+        }
+        self.advance(&call.added);
+    }
+
+    /// The sequences being served, first admitted first.
+    fn admission_order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.slots.len())
             .filter(|&i| self.slots[i].active.is_some())
             .collect();
         order.sort_by_key(|&i| self.slots[i].active.as_ref().map(|a| a.order));
-        let mut added: Vec<(usize, usize)> = Vec::new(); // (slot, prompt tokens added)
-        let mut failed: Option<String> = None;
+        order
+    }
+
+    /// Whether this call carries prompt tokens. Prompt tokens and generated tokens go in
+    /// separate calls, taking turns (decision 006): with a stream per sequence llama.cpp splits
+    /// a mixed call anyway, into equal shares of tokens per sequence, one token of each first,
+    /// then the rest of the prompts.
+    fn prompt_turn(&self, order: &[usize]) -> bool {
         let active = || order.iter().filter_map(|&i| self.slots[i].active.as_ref());
         let generating = active().any(|a| a.pending.is_some());
         let prefilling = active().any(|a| a.next < a.tokens.len());
-        // Prompt tokens and generated tokens go in separate calls, taking turns (decision 006).
-        // With a stream per sequence llama.cpp splits a mixed call anyway, into equal shares of
-        // tokens per sequence: one token of each first, then the rest of the prompts.
-        let prefill_call = prefilling && (!generating || !self.last_call_prefilled);
-        self.last_call_prefilled = prefill_call;
-        for &i in &order {
-            self.slots[i].active.as_mut().expect("active").logits_at = None;
-        }
-        // Each sequence has a KV stream of its own, and llama.cpp computes a call in runs of
-        // consecutive sequences: generated tokens go in in sequence order, and a sequence
-        // between two generating ones gets a filler token, dropped after the call, so that the
-        // call stays one run.
-        let mut fillers: Vec<(usize, usize)> = Vec::new(); // (slot, position)
-        if !prefill_call {
-            let generating_slots: Vec<usize> = (0..self.slots.len())
-                .filter(|&i| {
-                    self.slots[i]
-                        .active
-                        .as_ref()
-                        .is_some_and(|a| a.pending.is_some())
-                })
-                .collect();
-            if let (Some(&first), Some(&last)) = (generating_slots.first(), generating_slots.last())
-            {
-                let filler = self.slots[first]
-                    .active
-                    .as_ref()
-                    .and_then(|a| a.pending)
-                    .expect("a generating sequence");
-                for i in first..=last {
-                    let slot = &mut self.slots[i];
-                    let seq = [i as i32];
-                    let added_token = match slot.active.as_mut() {
-                        Some(active) if active.pending.is_some() => {
-                            let pos = active.tokens.len() + active.generated as usize - 1;
-                            active.logits_at = Some(self.batch.n_tokens());
-                            sequences += 1;
-                            self.batch
-                                .add(active.pending.expect("pending"), pos as i32, &seq, true)
-                        }
-                        held => {
-                            // The stream holds positions 0..end: the filler takes the next one.
-                            let end = held.map_or(slot.cached.len(), |a| a.next);
-                            fillers.push((i, end));
-                            self.batch.add(filler, end as i32, &seq, false)
-                        }
-                    };
-                    if let Err(e) = added_token {
-                        failed = Some(e.to_string());
-                    }
-                }
-            }
-            for &i in &order {
-                if self.slots[i]
+        prefilling && (!generating || !self.last_call_prefilled)
+    }
+
+    /// Puts each generating sequence's pending token in the batch. Each sequence has a KV
+    /// stream of its own, and llama.cpp computes a call in runs of consecutive sequences
+    /// (decision 010): generated tokens go in in sequence order, and a sequence between two
+    /// generating ones gets a filler token, dropped after the call, so that the call stays one
+    /// run.
+    fn add_generated_tokens(&mut self, order: &[usize]) -> DecodeCall {
+        let mut call = DecodeCall::default();
+        let generating_slots: Vec<usize> = (0..self.slots.len())
+            .filter(|&i| {
+                self.slots[i]
                     .active
                     .as_ref()
                     .is_some_and(|a| a.pending.is_some())
-                {
-                    added.push((i, 0));
+            })
+            .collect();
+        if let (Some(&first), Some(&last)) = (generating_slots.first(), generating_slots.last()) {
+            let filler = self.slots[first]
+                .active
+                .as_ref()
+                .and_then(|a| a.pending)
+                .expect("a generating sequence");
+            for i in first..=last {
+                let slot = &mut self.slots[i];
+                let seq = [i as i32];
+                let added_token = match slot.active.as_mut() {
+                    Some(active) if active.pending.is_some() => {
+                        let pos = active.tokens.len() + active.generated as usize - 1;
+                        active.logits_at = Some(self.batch.n_tokens());
+                        call.sequences += 1;
+                        self.batch
+                            .add(active.pending.expect("pending"), pos as i32, &seq, true)
+                    }
+                    held => {
+                        // The stream holds positions 0..end: the filler takes the next one.
+                        let end = held.map_or(slot.cached.len(), |a| a.next);
+                        call.fillers.push((i, end));
+                        self.batch.add(filler, end as i32, &seq, false)
+                    }
+                };
+                if let Err(e) = added_token {
+                    call.failed = Some(e.to_string());
                 }
             }
         }
-        for &i in &order {
+        for &i in order {
+            if self.slots[i]
+                .active
+                .as_ref()
+                .is_some_and(|a| a.pending.is_some())
+            {
+                call.added.push((i, 0));
+            }
+        }
+        call
+    }
+
+    /// Puts prompt chunks of the prefilling sequences in the batch, oldest first, until the
+    /// call is full.
+    fn add_prompt_chunks(&mut self, order: &[usize]) -> DecodeCall {
+        let mut call = DecodeCall::default();
+        let mut room = PREFILL_CHUNK;
+        for &i in order {
             let active = self.slots[i].active.as_mut().expect("active");
-            if !prefill_call || active.next >= active.tokens.len() {
+            if active.next >= active.tokens.len() {
                 continue;
             }
             let mut end =
@@ -472,47 +515,48 @@ impl Engine {
                     .batch
                     .add(active.tokens[at], at as i32, &[i as i32], last)
                 {
-                    failed = Some(e.to_string());
+                    call.failed = Some(e.to_string());
                 }
             }
             room -= n;
-            prefill_tokens += n;
-            sequences += 1;
-            added.push((i, n));
+            call.prefill_tokens += n;
+            call.sequences += 1;
+            call.added.push((i, n));
         }
-        if let Some(e) = failed {
-            self.fail(&order, &format!("batch assembly failed: {e}"));
-            return;
-        }
+        call
+    }
+
+    /// Runs the assembled call, drops its filler tokens, and counts it in the stats.
+    fn decode(&mut self, call: &DecodeCall) -> Result<(), llama_cpp_2::DecodeError> {
         let started = Instant::now();
         let decoded = self.context.decode(&mut self.batch);
         let secs = started.elapsed().as_secs_f64();
-        for &(i, end) in &fillers {
+        for &(i, end) in &call.fillers {
             let _ = self
                 .context
                 .clear_kv_cache_seq(Some(i as u32), Some(end as u32), None);
         }
-        {
-            let mut stats = lock_stats(&self.stats);
-            stats.decode_calls += 1;
-            stats.batched_tokens += self.batch.n_tokens() as u64;
-            stats.filler_tokens += fillers.len() as u64;
-            if prefill_tokens > 0 {
-                stats.prefill_secs += secs;
-                stats.prefill_call_tokens += prefill_tokens as u64;
-            } else {
-                stats.decode_secs += secs;
-                stats.decode_only_tokens += (self.batch.n_tokens() as usize - fillers.len()) as u64;
-            }
-            stats.peak_sequences = stats.peak_sequences.max(sequences);
+        let mut stats = lock_stats(&self.stats);
+        stats.decode_calls += 1;
+        stats.batched_tokens += self.batch.n_tokens() as u64;
+        stats.filler_tokens += call.fillers.len() as u64;
+        if call.prefill_tokens > 0 {
+            stats.prefill_secs += secs;
+            stats.prefill_call_tokens += call.prefill_tokens as u64;
+        } else {
+            stats.decode_secs += secs;
+            stats.decode_only_tokens +=
+                (self.batch.n_tokens() as usize - call.fillers.len()) as u64;
         }
-        if let Err(e) = decoded {
-            let slots: Vec<usize> = added.iter().map(|&(i, _)| i).collect();
-            self.fail(&slots, &format!("decode failed: {e}"));
-            return;
-        }
+        stats.peak_sequences = stats.peak_sequences.max(call.sequences);
+        decoded
+    }
+
+    /// After a decoded call: prompts move on by the tokens computed (the cache keeps them),
+    /// and every sequence whose logits the call gave samples its next token.
+    fn advance(&mut self, added: &[(usize, usize)]) {
         let now = Instant::now();
-        for (i, n) in added {
+        for &(i, n) in added {
             let slot = &mut self.slots[i];
             let active = slot.active.as_mut().expect("active");
             if n > 0 {
