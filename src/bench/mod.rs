@@ -1,9 +1,10 @@
 //! BFCL-style function-calling benchmark: vendored corpora, BFCL's prompting-mode prompt,
 //! its AST checker, and result files in its format.
 //!
-//! Two ways to put an entry to a model: [`run_prompt_mode`] sends BFCL's own prompt and
-//! scores the raw reply; [`harness_mode::run_harness_mode`] offers the entry's functions as tools
-//! through skilleval's harness and scores the calls of its first round.
+//! Two ways to put an entry to a model: [`prompt_entry`] sends BFCL's own prompt and scores the
+//! raw reply; [`harness_mode::harness_entry`] offers the entry's functions as tools through
+//! skilleval's harness and scores the calls of its first round. Multi-turn and memory entries
+//! go through BFCL's own code (`multi_turn`). A whole run is `run::run`.
 
 pub mod check_types;
 pub mod checker;
@@ -138,7 +139,7 @@ pub fn inference_error_result(error: &anyhow::Error) -> String {
 }
 
 /// Prompts the backend with each entry as BFCL's prompting handlers would, and checks each
-/// reply. `on_entry` sees every outcome as it is made (for progress output).
+/// reply, one after another. `on_entry` sees every outcome as it is made.
 pub fn run_prompt_mode(
     backend: &mut dyn Backend,
     entries: &[Entry],

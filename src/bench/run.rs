@@ -46,7 +46,8 @@ pub struct BenchOptions {
     /// The model name of the BFCL result folder.
     pub result_model: String,
     pub progress: bool,
-    /// Entries run at once on one model (1: one by one, reproducible across settings).
+    /// Entries run at once on one model; a run replays exactly at the same value (1: one by
+    /// one, as a one-sequence backend runs them).
     pub parallel: usize,
     /// How to start BFCL's helper; needed when a multi-turn category is selected.
     pub helper: Option<HelperLaunch>,
