@@ -7,13 +7,14 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use skilleval::eval::arm::Arm;
+use skilleval::eval::arm::{self, Arm};
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::plan;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{self, JournalEntry};
 use skilleval::eval::report;
 use skilleval::eval::reuse::BaselineSource;
+use skilleval::eval::run_summary;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stamp;
 use skilleval::harness::prompt::SystemPrompt;
@@ -120,7 +121,7 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     let (_temp, pack_dir, variants) = pack_with_variants();
     let output = tempfile::tempdir().unwrap();
     let opts = options(&pack_dir, output.path(), &variants, 2);
-    let arms = plan::arms_with_variants(true, 3);
+    let arms = arm::arms_with_variants(true, 3);
     assert_eq!(
         arms,
         [
@@ -190,7 +191,7 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     // The same comparison of the first variant alone: same Δ and raw p, a stricter level.
     let single_out = tempfile::tempdir().unwrap();
     let single = options(&pack_dir, single_out.path(), &variants[..1], 2);
-    let alone = run_with(&single, script(&single, &plan::arms(true), &[], replies));
+    let alone = run_with(&single, script(&single, &arm::arms(true), &[], replies));
     assert_eq!(
         judged(&alone.entries, Arm::Variant(0)),
         judged(&result.entries, Arm::Variant(0))
@@ -250,7 +251,7 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     );
     // Rebuilt from the folder, the summary is the run's, names included.
     let record = record::load(dir).unwrap();
-    assert_eq!(record.summary().unwrap(), result.summary);
+    assert_eq!(run_summary::of_record(&record).unwrap(), result.summary);
 }
 
 /// A run of `second.md` alone whose baseline and control are copied: only its own arm asks.
@@ -267,7 +268,7 @@ fn second_wording_only(opts: &RunOptions) -> Vec<String> {
     };
     script(
         opts,
-        &plan::arms(true),
+        &arm::arms(true),
         &[Arm::Control, Arm::Baseline],
         as_second,
     )
@@ -280,7 +281,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
     let first_opts = options(&pack_dir, output.path(), &variants[..1], 2);
     let first = run_with(
         &first_opts,
-        script(&first_opts, &plan::arms(true), &[], replies),
+        script(&first_opts, &arm::arms(true), &[], replies),
     );
 
     // The second wording alone, its baseline from the cache: only its own arm runs.
@@ -316,7 +317,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
 /// The earlier run of a reuse test, in its own output folder.
 fn earlier_run(pack_dir: &Path, output: &Path, variants: &[PathBuf]) -> RunResult {
     let opts = options(pack_dir, output, &variants[..1], 1);
-    run_with(&opts, script(&opts, &plan::arms(true), &[], replies))
+    run_with(&opts, script(&opts, &arm::arms(true), &[], replies))
 }
 
 /// Whether a later run of the second wording took its baseline from the earlier run, after
@@ -498,7 +499,7 @@ fn three_variants_run() -> (
     let (pack_temp, pack_dir, variants) = pack_with_variants();
     let output = tempfile::tempdir().unwrap();
     let opts = options(&pack_dir, output.path(), &variants, 2);
-    let arms = plan::arms_with_variants(true, 3);
+    let arms = arm::arms_with_variants(true, 3);
     let result = run_with(&opts, script(&opts, &arms, &[], replies));
     ((pack_temp, output), pack_dir, variants, result)
 }
@@ -524,7 +525,7 @@ fn prompt_with(pack_dir: &Path, text: &str) -> String {
 fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
     let (_folders, pack_dir, variants, result) = three_variants_run();
     let record = record::load(&result.dir).unwrap();
-    let mut summary = record.summary().unwrap();
+    let mut summary = run_summary::of_record(&record).unwrap();
     // Three samples cannot show the skill's effect, and then no variant wins by itself (the
     // test below): read without the control, as a run without one.
     summary.skill_effect = None;
@@ -592,7 +593,7 @@ fn the_winning_wording_is_stamped_and_the_model_never_sees_the_stamp() {
 fn a_wording_with_a_row_worse_is_stamped_only_when_named() {
     let (_folders, _, variants, result) = three_variants_run();
     let record = record::load(&result.dir).unwrap();
-    let mut summary = record.summary().unwrap();
+    let mut summary = run_summary::of_record(&record).unwrap();
     // Three samples call no row better: the baseline keeps its place.
     assert_eq!(
         stamp::winner(&record, &summary, None).unwrap().arm,

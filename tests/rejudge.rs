@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use skilleval::eval::arm::Arm;
+use skilleval::eval::arm::{self, Arm};
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
@@ -16,6 +16,7 @@ use skilleval::eval::record::{self, JournalEntry};
 use skilleval::eval::rejudge;
 use skilleval::eval::report::finish::settings_of;
 use skilleval::eval::reuse::BaselineSource;
+use skilleval::eval::run_summary;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::harness::template::Family;
 
@@ -58,7 +59,7 @@ fn options(pack_dir: &Path, output: &Path) -> RunOptions {
 fn run(opts: &RunOptions, skipped: &[Arm]) -> RunResult {
     let samples = opts.pack.corpus(None).unwrap();
     let script: Vec<String> =
-        plan::plan(&samples, opts.repeats, opts.seed, &plan::arms(false), false)
+        plan::plan(&samples, opts.repeats, opts.seed, &arm::arms(false), false)
             .iter()
             .filter(|u| !skipped.contains(&u.arm))
             .flat_map(|u| replies(&samples[u.sample_index], u.arm))
@@ -127,7 +128,7 @@ fn a_rejudged_run_is_what_a_fresh_run_with_the_new_laws_judges() {
         "the edits change verdicts"
     );
     let rebuilt = record::load(&again.dir).unwrap();
-    assert_eq!(rebuilt.summary().unwrap(), fresh.summary);
+    assert_eq!(run_summary::of_record(&rebuilt).unwrap(), fresh.summary);
     // The earlier run is left as it was.
     assert_eq!(
         std::fs::read(first.dir.join(record::folder::JOURNAL_FILE)).unwrap(),

@@ -15,6 +15,7 @@ use scraper::{Html, Selector};
 use skilleval::eval::record;
 use skilleval::eval::report::finish::settings_of;
 use skilleval::eval::report::{html, junit};
+use skilleval::eval::run_summary;
 use skilleval::eval::stats::Summary;
 
 /// The fixed run folder's files, in a temporary folder of its own.
@@ -36,7 +37,7 @@ fn record_and_summary() -> (tempfile::TempDir, record::RunRecord, Summary) {
         record.prompts_note, None,
         "the corpus is found and unchanged"
     );
-    let summary = record.summary().unwrap();
+    let summary = run_summary::of_record(&record).unwrap();
     (temp, record, summary)
 }
 
@@ -346,7 +347,7 @@ fn assert_every_row_backed(dir: &Path, page: &str) {
     let document = Html::parse_document(page);
     let lines = journal_lines(dir);
     let record = record::load(dir).unwrap();
-    let summary = record.summary().unwrap();
+    let summary = run_summary::of_record(&record).unwrap();
     let comparisons = [
         ("wording", ("baseline", "variant"), &summary.wording),
         (
@@ -440,7 +441,7 @@ fn a_pair_whose_laws_differ_but_not_its_pass_is_shown_under_each_law() {
         .collect();
     std::fs::write(dir.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
     let record = record::load(&dir).unwrap();
-    let summary = record.summary().unwrap();
+    let summary = run_summary::of_record(&record).unwrap();
     let page = html::render(&record, &summary, &settings_of(&record));
     let document = Html::parse_document(&page);
     for law in ["asks-for-the-named-station", "reports-the-reading"] {

@@ -7,7 +7,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use skilleval::eval::pack::{ControlPart, Pack};
+use skilleval::eval::arm::ControlPart;
+use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
 
 fn pack_dir() -> PathBuf {

@@ -12,6 +12,7 @@ use skilleval::eval::corpus::Sample;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::{self, journal, JournalEntry};
 use skilleval::eval::report;
+use skilleval::eval::run_summary;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
 use skilleval::eval::stats::{self, Outcome, Summary, Verdict};
 use skilleval::harness::template::Family;
@@ -153,7 +154,7 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
     assert!(html.contains("<script type=\"application/json\" id=\"data\">"));
     let record = record::load(&dir).unwrap();
     assert_eq!(record.prompts_note, None);
-    let rebuilt = record.summary().unwrap();
+    let rebuilt = run_summary::of_record(&record).unwrap();
     assert_eq!(rebuilt, result.summary);
     let (text, page) =
         report::finish::render(&record, &rebuilt, &report::finish::settings_of(&record));

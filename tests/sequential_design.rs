@@ -16,8 +16,9 @@ mod common;
 mod simulated;
 
 use simulated::{simulated_run, Shape, SHAPES};
+use skilleval::eval::spending::Spending;
 use skilleval::eval::stats::method::Rng;
-use skilleval::eval::stats::sequential::{Looks, Spending};
+use skilleval::eval::stats::sequential::Looks;
 use skilleval::eval::stats::{summarize_looked, summarize_with, Effort, Outcome, Summary, Verdict};
 
 const PLANNED: u32 = 6;

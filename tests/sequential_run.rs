@@ -13,9 +13,10 @@ use regex::Regex;
 use skilleval::eval::record;
 use skilleval::eval::record::manifest::Manifest;
 use skilleval::eval::record::Stop;
+use skilleval::eval::run_summary;
 use skilleval::eval::runner::Sequential;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
-use skilleval::eval::stats::sequential::Spending;
+use skilleval::eval::spending::Spending;
 
 use common::files::journal_lines;
 use common::options::variant_run_options;
@@ -110,7 +111,7 @@ fn a_run_where_nothing_can_change_stops_at_the_second_look_with_the_fixed_runs_j
     assert_eq!(looked.summary.sequential.as_ref().unwrap().at, vec![1, 2]);
 
     // `report` rebuilds the summary the run wrote.
-    let rebuilt = record::load(&looked.dir).unwrap().summary().unwrap();
+    let rebuilt = run_summary::of_record(&record::load(&looked.dir).unwrap()).unwrap();
     assert_eq!(rebuilt, looked.summary);
     let settings = std::fs::read_to_string(looked.dir.join("report.md")).unwrap();
     assert!(

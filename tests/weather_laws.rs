@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::judge::{self, Judgement};
+use skilleval::eval::judge;
+use skilleval::eval::judgement::Judgement;
 use skilleval::eval::law_cases::{CaseCall, Replayer};
 use skilleval::eval::pack::Pack;
 use skilleval::harness::transcript::StopReason;

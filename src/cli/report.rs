@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::eval::record;
 use crate::eval::report::{finish, junit};
+use crate::eval::run_summary;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval report 20261130-101500-weather          # a run id under output/
@@ -50,7 +51,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         record = crate::eval::rejudge::rejudge_run(&record, &pack, output_root)?;
     }
     let dir = record.dir.clone();
-    let summary = record.summary()?;
+    let summary = run_summary::of_record(&record)?;
     finish::finish(&record, &summary, &finish::settings_of(&record))?;
     if let Some(path) = &args.junit {
         write_junit(path, &summary, &record.manifest.run_id)?;

@@ -11,6 +11,7 @@ use crate::eval::reuse::BaselineSource;
 use crate::eval::runner::Sequential;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::shard::Shard;
+use crate::eval::spending::Spending;
 use crate::eval::stats::reach;
 use crate::eval::{report, stats};
 use crate::harness::backend::PromptLog;
@@ -172,7 +173,7 @@ impl RunArgs {
         opts.parallel = self.parallel.resolve();
         opts.shard = self.shard;
         opts.sequential = self.sequential.then_some(Sequential {
-            spending: stats::sequential::Spending::DEFAULT,
+            spending: Spending::DEFAULT,
             budget: self.budget,
         });
         opts.baseline_source = match (self.baseline_from, self.no_cache) {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::eval::record;
+use crate::eval::run_summary;
 use crate::eval::stamp;
 
 pub const EXAMPLES: &str = "Examples:
@@ -31,7 +32,7 @@ pub struct StampArgs {
 
 pub fn run(args: StampArgs) -> anyhow::Result<u8> {
     let record = record::load(&record::find(&args.run, &args.output)?)?;
-    let summary = record.summary()?;
+    let summary = run_summary::of_record(&record)?;
     let winner = stamp::winner(&record, &summary, args.variant.as_deref())?;
     if winner.declined.is_empty() {
         for (file, rows) in stamp::passed_over(&record, &summary) {

@@ -1,6 +1,9 @@
-//! The arms of a run: control, baseline and the variants, and the names journals give them.
+//! The arms of a run: control, baseline and the variants, in plan order, the names journals give
+//! them, the seed they share, and what the control arm removes from the skill.
 
 use serde::{Deserialize, Serialize};
+
+use crate::exec::seed::sample_seed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Arm {
@@ -55,6 +58,36 @@ impl Arm {
     }
 }
 
+/// The arms a run compares, in plan order: control (unless left out), baseline, variant.
+pub fn arms(control: bool) -> Vec<Arm> {
+    arms_with_variants(control, 1)
+}
+
+/// The arms of a run with `variants` variants (one for an A/A run): control (unless left out),
+/// baseline, then each variant in the order given.
+pub fn arms_with_variants(control: bool, variants: usize) -> Vec<Arm> {
+    let mut arms = Vec::new();
+    if control {
+        arms.push(Arm::Control);
+    }
+    arms.push(Arm::Baseline);
+    arms.extend((0..variants.max(1)).map(Arm::variant));
+    arms
+}
+
+/// The seed of one unit: from the run seed, the sample and the repeat, and shared by every arm
+/// (control, baseline, each variant), so that a difference between arms comes from the skill's
+/// text, not the dice. An A/A run (`aa`, no variant) salts its second arm's seed, so that it
+/// measures how far two runs of the same wording drift apart.
+pub fn paired_seed(run_seed: u64, sample_id: &str, repeat: u32, arm: Arm, aa: bool) -> u32 {
+    let salt = if aa && arm == Arm::Variant(0) {
+        "aa"
+    } else {
+        ""
+    };
+    sample_seed(run_seed, sample_id, repeat, salt)
+}
+
 impl Serialize for Arm {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())
@@ -69,5 +102,29 @@ impl<'de> Deserialize<'de> for Arm {
                 "unknown arm {name:?}; known: control, baseline, variant, variant2 … variant{MAX_VARIANTS}"
             ))
         })
+    }
+}
+
+/// What the control arm takes away from the skill under test, to show whether the model reads
+/// that part at all: the body (what a loaded skill says), or the description (what the model
+/// reads to decide whether to load it, for a pack that offers skills by description).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlPart {
+    #[default]
+    Body,
+    Description,
+}
+
+impl ControlPart {
+    pub fn is_body(&self) -> bool {
+        *self == ControlPart::Body
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlPart::Body => "body",
+            ControlPart::Description => "description",
+        }
     }
 }

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde_json::Value;
 
-use super::plan;
+use super::arm;
 use super::record::folder::{write_json, JOURNAL_FILE, MANIFEST_FILE, PROFILE_FILE};
 use super::record::{journal, load, manifest, Journal, JournalEntry, Manifest, RunFolder};
 use super::report::finish::{finish, settings};
+use super::run_summary;
 use super::shard::Shard;
 use super::stats::Summary;
 use crate::exec::run_id::{new_run_id, unused_run_id};
@@ -177,7 +178,7 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
-    let arms = plan::arms_with_variants(manifest.control, manifest.variant_count());
+    let arms = arm::arms_with_variants(manifest.control, manifest.variant_count());
     let plan_shape = manifest.plan_shape(None);
     let mut by_key: BTreeMap<(u32, usize, usize), JournalEntry> = BTreeMap::new();
     for run in runs {
@@ -269,7 +270,7 @@ pub fn merge(opts: &MergeOptions) -> anyhow::Result<MergeResult> {
         journal.append(entry)?;
     }
     drop(journal);
-    let summary = load::summary(&manifest, &entries)?;
+    let summary = run_summary::summary(&manifest, &entries)?;
     // The reports as `skilleval report` rebuilds them, with the longest shard's time.
     let record = load::load(&folder.dir)?;
     let settings = settings(&manifest, Some(longest_wall(&runs)))

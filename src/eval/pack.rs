@@ -1,15 +1,19 @@
 //! A pack: `packs/<name>/pack.toml` names the skill under test, its baseline skills tree, the
 //! corpus, the tools with their fixture routes, the judge's laws and the categories.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
 
+use super::arm::ControlPart;
 use super::corpus::{load_corpus, Sample};
+use super::digest::{file_sha256, tree_digest};
 use super::fixtures::{Fold, Route};
 use super::judge::Law;
+use super::record::manifest::InputHashes;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
 use crate::harness::prompt::{LOAD_SKILL, LOAD_SKILL_REFERENCE};
@@ -178,30 +182,6 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// What the control arm takes away from the skill under test, to show whether the model reads
-/// that part at all: the body (what a loaded skill says), or the description (what the model
-/// reads to decide whether to load it, for a pack that offers skills by description).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ControlPart {
-    #[default]
-    Body,
-    Description,
-}
-
-impl ControlPart {
-    pub fn is_body(&self) -> bool {
-        *self == ControlPart::Body
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ControlPart::Body => "body",
-            ControlPart::Description => "description",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -691,6 +671,57 @@ impl Pack {
                 })
             })
             .collect()
+    }
+
+    /// Each law's digest by its name, as a manifest keeps them.
+    pub fn law_digests_by_name(&self) -> BTreeMap<String, String> {
+        self.laws
+            .iter()
+            .zip(&self.law_digests)
+            .map(|(law, digest)| (law.name.clone(), digest.clone()))
+            .collect()
+    }
+
+    /// SHA-256 of every file a run under this pack reads, for its manifest: `pack.toml`, the
+    /// skills tree at `skills_dir`, the variants, the corpus and the tools' fixtures.
+    pub fn input_hashes(
+        &self,
+        skills_dir: &Path,
+        variant: Option<&Path>,
+        more_variants: &[PathBuf],
+        corpus: &Path,
+    ) -> anyhow::Result<InputHashes> {
+        let file = |path: &Path| {
+            file_sha256(path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))
+        };
+        let mut fixtures = Sha256::new();
+        let dirs: BTreeSet<PathBuf> = self
+            .tools
+            .iter()
+            .filter_map(|t| t.fixtures.clone())
+            .collect();
+        for dir in &dirs {
+            fixtures.update(dir.display().to_string().as_bytes());
+            fixtures.update([0]);
+            if dir.is_dir() {
+                tree_digest(dir, dir, &mut fixtures)?;
+            }
+        }
+        let mut skills = Sha256::new();
+        tree_digest(skills_dir, skills_dir, &mut skills)?;
+        Ok(InputHashes {
+            pack: file(&self.file)?,
+            skills: format!("{:x}", skills.finalize()),
+            variant: variant.map(file).transpose()?,
+            more_variants: more_variants
+                .iter()
+                .map(|p| file(p))
+                .collect::<anyhow::Result<_>>()?,
+            corpus: file(corpus)?,
+            fixtures: format!("{:x}", fixtures.finalize()),
+            pack_without_laws: Some(self.without_laws_sha256.clone()),
+            laws: self.law_digests_by_name(),
+        })
     }
 }
 

@@ -100,7 +100,7 @@ pub fn rejudge_run(
     let then = record.manifest.inputs.as_ref().map(|i| &i.laws);
     let laws = then
         .filter(|laws| !laws.is_empty())
-        .map(|then| LawChanges::between(then, pack));
+        .map(|then| LawChanges::between(then, &pack.law_digests_by_name()));
     let id = crate::exec::run_id::unused_run_id(
         output_root,
         &format!("{}-rejudged", record.manifest.run_id),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use regex::Regex;
 use serde_json::{Map, Value};
-use skilleval::eval::arm::Arm;
+use skilleval::eval::arm::{self, Arm};
 use skilleval::eval::corpus::Sample;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::plan::{self, Unit};
@@ -164,7 +164,7 @@ pub fn script_for(
     skip: usize,
     replies_for: impl Fn(&Sample, Arm) -> Vec<String>,
 ) -> Vec<String> {
-    plan::plan(samples, repeats, 0, &plan::arms(control), aa)
+    plan::plan(samples, repeats, 0, &arm::arms(control), aa)
         .iter()
         .skip(skip)
         .flat_map(|unit: &Unit| replies_for(&samples[unit.sample_index], unit.arm))

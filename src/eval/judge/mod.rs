@@ -37,10 +37,10 @@ mod laws;
 mod pattern;
 pub mod text;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::eval::corpus::Sample;
+use crate::eval::judgement::Judgement;
 use crate::harness::transcript::Transcript;
 
 pub use compiled::CallQuantifier;
@@ -48,19 +48,6 @@ use compiled::Evidence;
 pub use laws::{Check, Law, LAW_KINDS};
 pub use text::fold_text;
 use text::{plain_number, TemperatureUnit};
-
-/// The verdict of all applicable laws on one transcript.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Judgement {
-    pub passed: bool,
-    /// Names of the applicable laws that did not hold, in law order.
-    pub failed: Vec<String>,
-    /// How many laws applied to this sample.
-    pub applied: usize,
-    /// Names of the laws that applied, in law order (empty in journals that predate it).
-    #[serde(default)]
-    pub applied_laws: Vec<String>,
-}
 
 /// Applies every law that concerns this sample to the transcript.
 ///

@@ -3,6 +3,7 @@
 use super::*;
 use crate::harness::backend::{FinishReason, GenMetrics};
 use crate::harness::transcript::{CallRecord, Round, RunMetrics, StopReason};
+use serde::Deserialize;
 use serde_json::json;
 
 fn call(name: &str, arguments: Value, result: &str) -> CallRecord {

@@ -9,10 +9,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 
+use super::plan_shape::PlanShape;
 use crate::eval::arm::Arm;
-use crate::eval::judge::Judgement;
-use crate::eval::plan::PlanShape;
-use crate::eval::stats::Outcome;
+use crate::eval::judgement::Judgement;
 use crate::harness::transcript::Transcript;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,28 +31,6 @@ impl JournalEntry {
     pub fn key(&self) -> (String, Arm, u32) {
         (self.sample_id.clone(), self.arm, self.repeat)
     }
-}
-
-impl JournalEntry {
-    /// What the statistics need of this entry.
-    pub fn outcome(&self) -> Outcome {
-        Outcome {
-            sample_id: self.sample_id.clone(),
-            category: self.category.clone(),
-            arm: self.arm,
-            repeat: self.repeat,
-            passed: self.judgement.passed,
-            failed_laws: self.judgement.failed.clone(),
-            applied_laws: self.judgement.applied_laws.clone(),
-            gapped: self.gapped,
-            errored: self.errored,
-        }
-    }
-}
-
-/// The outcomes of journal entries, for `stats::summarize`.
-pub fn outcomes(entries: &[JournalEntry]) -> Vec<Outcome> {
-    entries.iter().map(JournalEntry::outcome).collect()
 }
 
 pub struct Journal {
@@ -179,7 +156,10 @@ pub fn parse_numbered(bytes: &[u8]) -> Result<(NumberedEntries, Option<TornLine>
         }
         let entry = serde_json::from_slice::<JournalEntry>(text)
             .map_err(|e| format!("{line}: not a journal entry: {e}"))?;
-        check_judgement(&entry.judgement).map_err(|e| format!("{line}: {e}"))?;
+        entry
+            .judgement
+            .check_consistent()
+            .map_err(|e| format!("{line}: {e}"))?;
         match seen.get(&entry.key()) {
             Some((first, first_text)) if first_text.trim_ascii() != text.trim_ascii() => {
                 return Err(format!(
@@ -197,35 +177,6 @@ pub fn parse_numbered(bytes: &[u8]) -> Result<(NumberedEntries, Option<TornLine>
         }
     }
     Ok((entries, torn))
-}
-
-/// A judgement as `judge` makes it: passed exactly when no law failed, the failed laws among
-/// those that applied. A line edited by hand (or from another build) that breaks this would be
-/// counted one way by the pass rate and another by the laws.
-fn check_judgement(j: &crate::eval::judge::Judgement) -> Result<(), String> {
-    if j.passed != j.failed.is_empty() {
-        return Err(format!(
-            "field `judgement.passed`: {} while {} law(s) failed ({}); a unit passes exactly when none fails",
-            j.passed,
-            j.failed.len(),
-            j.failed.join(", ")
-        ));
-    }
-    if j.failed.len() > j.applied {
-        return Err(format!(
-            "field `judgement.failed`: {} failed laws, but only {} applied",
-            j.failed.len(),
-            j.applied
-        ));
-    }
-    if !j.applied_laws.is_empty() {
-        if let Some(stray) = j.failed.iter().find(|f| !j.applied_laws.contains(f)) {
-            return Err(format!(
-                "field `judgement.failed`: law {stray:?} failed but is not among the laws that applied"
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Reads a journal. A last line cut short by an interruption is dropped, with a warning on

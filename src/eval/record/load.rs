@@ -1,7 +1,7 @@
 //! A run folder read back: its manifest, its journal (every line a unit of the manifest's plan),
 //! its profile when there is one, and each sample's prompt from the corpus the manifest names
-//! (the journal keeps transcripts, not prompts). The summary comes from the journal through
-//! `stats::summarize`, exactly as `run` computes it, so a past run's reports can be rebuilt.
+//! (the journal keeps transcripts, not prompts): what a past run's reports are rebuilt from
+//! (`run_summary`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,6 @@ use super::journal::{self, JournalEntry};
 use super::manifest::{self, Manifest};
 use crate::eval::corpus::parse_corpus;
 use crate::eval::digest::sha256_hex;
-use crate::eval::stats::{self, StatsError, Summary};
 use crate::exec::profile::Profile;
 
 /// Everything a run's reports are made of.
@@ -87,39 +86,4 @@ fn corpus_prompts(manifest: &Manifest) -> Result<BTreeMap<String, String>, Strin
         .iter()
         .map(|s| (s.id.clone(), s.prompt_text().to_string()))
         .collect())
-}
-
-/// A run's comparisons from its journal entries, each variant named as its manifest names it:
-/// the one computation behind `run`, `merge` and `report`.
-pub fn summary(manifest: &Manifest, entries: &[JournalEntry]) -> Result<Summary, StatsError> {
-    summary_at(manifest, entries, stats::Effort::REPORT)
-}
-
-/// [`summary`] at another effort. A sequential run is summarized at its last look, with the
-/// looks before it, from the repeats that look had seen.
-pub fn summary_at(
-    manifest: &Manifest,
-    entries: &[JournalEntry],
-    effort: stats::Effort,
-) -> Result<Summary, StatsError> {
-    let mut outcomes = journal::outcomes(entries);
-    let looks = manifest.sequential.as_ref().and_then(|s| s.looks());
-    if let Some(last) = looks.as_ref().and_then(|l| l.at.last().copied()) {
-        outcomes.retain(|o| o.repeat < last);
-    }
-    let mut summary = stats::summarize_looked(&outcomes, effort, looks.as_ref())?;
-    summary.label_variants(&manifest.variant_labels());
-    if manifest.variant.is_none() {
-        summary.wording.label = Some(stats::A_A_LABEL.to_string());
-    }
-    summary.label_control(manifest.control_removes.name());
-    Ok(summary)
-}
-
-impl RunRecord {
-    /// Every comparison, computed from the journal.
-    pub fn summary(&self) -> anyhow::Result<Summary> {
-        summary(&self.manifest, &self.entries)
-            .map_err(|e| anyhow!("{}: {e}", self.dir.join(JOURNAL_FILE).display()))
-    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::stats::sequential::{Looks, Spending};
+use crate::eval::spending::Spending;
 
 /// The manifest's record of a sequential run: its plan and every look it took.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -53,15 +53,6 @@ impl SequentialRecord {
             looks: Vec::new(),
             stopped: None,
         }
-    }
-
-    /// The looks taken, for the statistics; `None` before the first.
-    pub fn looks(&self) -> Option<Looks> {
-        (!self.looks.is_empty()).then(|| Looks {
-            planned: self.planned_repeats,
-            at: self.looks.iter().map(|l| l.repeats).collect(),
-            spending: self.spending,
-        })
     }
 
     /// "sequential: 5 of 6 repeats, every row called or settled": for the settings line.

@@ -3,17 +3,15 @@
 //! stays as the run began, but for a sequential run's looks).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{anyhow, bail};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::looks::SequentialRecord;
-use crate::eval::digest::{file_sha256, tree_digest};
-use crate::eval::pack::{ControlPart, Pack};
-use crate::eval::plan::{self, PlanShape};
+use super::plan_shape::PlanShape;
+use crate::eval::arm::{arms_with_variants, ControlPart};
 use crate::eval::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
@@ -124,53 +122,6 @@ pub struct InputHashes {
     pub laws: BTreeMap<String, String>,
 }
 
-impl InputHashes {
-    pub fn of(
-        pack: &Pack,
-        skills_dir: &Path,
-        variant: Option<&Path>,
-        more_variants: &[PathBuf],
-        corpus: &Path,
-    ) -> anyhow::Result<InputHashes> {
-        let file = |path: &Path| {
-            file_sha256(path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))
-        };
-        let mut fixtures = Sha256::new();
-        let dirs: BTreeSet<PathBuf> = pack
-            .tools
-            .iter()
-            .filter_map(|t| t.fixtures.clone())
-            .collect();
-        for dir in &dirs {
-            fixtures.update(dir.display().to_string().as_bytes());
-            fixtures.update([0]);
-            if dir.is_dir() {
-                tree_digest(dir, dir, &mut fixtures)?;
-            }
-        }
-        let mut skills = Sha256::new();
-        tree_digest(skills_dir, skills_dir, &mut skills)?;
-        Ok(InputHashes {
-            pack: file(&pack.file)?,
-            skills: format!("{:x}", skills.finalize()),
-            variant: variant.map(file).transpose()?,
-            more_variants: more_variants
-                .iter()
-                .map(|p| file(p))
-                .collect::<anyhow::Result<_>>()?,
-            corpus: file(corpus)?,
-            fixtures: format!("{:x}", fixtures.finalize()),
-            pack_without_laws: Some(pack.without_laws_sha256.clone()),
-            laws: pack
-                .laws
-                .iter()
-                .zip(&pack.law_digests)
-                .map(|(law, digest)| (law.name.clone(), digest.clone()))
-                .collect(),
-        })
-    }
-}
-
 fn one() -> usize {
     1
 }
@@ -201,7 +152,7 @@ impl Manifest {
     pub fn plan_shape(&self, sample_ids: Option<BTreeSet<String>>) -> PlanShape {
         PlanShape {
             run_seed: self.run_seed,
-            arms: plan::arms_with_variants(self.control, self.variant_count()),
+            arms: arms_with_variants(self.control, self.variant_count()),
             aa: self.variant.is_none(),
             sample_ids,
         }
@@ -366,28 +317,23 @@ pub struct LawChanges {
 }
 
 impl LawChanges {
-    /// `then` (law name → digest, as a manifest keeps them) against the pack's laws now.
-    pub fn between(then: &BTreeMap<String, String>, pack: &Pack) -> LawChanges {
-        let now: BTreeMap<&str, &str> = pack
-            .laws
-            .iter()
-            .zip(&pack.law_digests)
-            .map(|(law, digest)| (law.name.as_str(), digest.as_str()))
-            .collect();
+    /// `then` against `now`, each law name → digest, as a manifest keeps them
+    /// (`Pack::law_digests_by_name` for a pack's laws now).
+    pub fn between(then: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> LawChanges {
         LawChanges {
             added: now
                 .keys()
-                .filter(|name| !then.contains_key(**name))
-                .map(|n| n.to_string())
+                .filter(|name| !then.contains_key(*name))
+                .cloned()
                 .collect(),
             edited: now
                 .iter()
-                .filter(|(name, digest)| then.get(**name).is_some_and(|d| d != *digest))
-                .map(|(n, _)| n.to_string())
+                .filter(|(name, digest)| then.get(*name).is_some_and(|d| d != *digest))
+                .map(|(name, _)| name.clone())
                 .collect(),
             removed: then
                 .keys()
-                .filter(|name| !now.contains_key(name.as_str()))
+                .filter(|name| !now.contains_key(*name))
                 .cloned()
                 .collect(),
         }

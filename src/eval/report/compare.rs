@@ -16,6 +16,7 @@ use super::{movements, rows_of};
 use crate::eval::arm::Arm;
 use crate::eval::record::manifest::Manifest;
 use crate::eval::record::RunRecord;
+use crate::eval::run_summary::outcome;
 use crate::eval::stats::{self, Comparison, Outcome};
 
 /// The comparison of two runs.
@@ -110,7 +111,7 @@ pub fn compare_runs(
             .filter(|e| e.arm == arm && common.contains(&(e.sample_id.clone(), e.repeat)))
             .map(|e| Outcome {
                 arm: as_arm,
-                ..e.outcome()
+                ..outcome(e)
             })
             .collect()
     };

@@ -779,7 +779,7 @@ mod tests {
         summary.sequential = Some(crate::eval::stats::sequential::Looks {
             planned: 6,
             at: vec![1, 2, 3, 4],
-            spending: crate::eval::stats::sequential::Spending::Quadratic,
+            spending: crate::eval::spending::Spending::Quadratic,
         });
         let text = legend(&summary);
         assert!(

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::eval::arm::Arm;
 use crate::eval::record::journal::JournalEntry;
 use crate::eval::record::RunRecord;
+use crate::eval::run_summary::outcome;
 use crate::eval::stats::{Comparison, Outcome, Summary};
 use crate::harness::transcript::StopReason;
 
@@ -117,7 +118,7 @@ pub fn differing(record: &RunRecord, summary: &Summary) -> (Vec<Pair>, BTreeMap<
             ) else {
                 continue;
             };
-            let (r, t) = (reference.outcome(), treatment.outcome());
+            let (r, t) = (outcome(reference), outcome(treatment));
             let pass_differs = r.scored_pass() != t.scored_pass();
             let held_differs = r.laws_held_share() != t.laws_held_share();
             let laws: Vec<String> = law_names(&[&r, &t])
@@ -185,7 +186,7 @@ fn category_verdict(comparison: &Comparison, category: &str) -> String {
 
 fn side(entry: &JournalEntry) -> Side {
     let transcript = &entry.transcript;
-    let outcome = entry.outcome();
+    let outcome = outcome(entry);
     Side {
         arm: entry.arm,
         passed: outcome.scored_pass(),

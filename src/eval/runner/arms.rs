@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 
 use crate::eval::arm::Arm;
-use crate::eval::pack::{ControlPart, Pack};
+use crate::eval::arm::ControlPart;
+use crate::eval::pack::Pack;
 use crate::harness::skills::SkillTree;
 
 /// The skills trees a run compares.

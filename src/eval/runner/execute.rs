@@ -7,7 +7,7 @@ use anyhow::bail;
 
 use super::prepare::Prepared;
 use super::unit::run_unit;
-use crate::eval::arm::Arm;
+use crate::eval::arm::{self, Arm};
 use crate::eval::plan::{self, Unit};
 use crate::eval::record::{Journal, JournalEntry};
 use crate::eval::report;
@@ -25,7 +25,7 @@ pub fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
         samples,
         opts.repeats,
         opts.seed,
-        &plan::arms_with_variants(opts.control, run.arms.variant_count()),
+        &arm::arms_with_variants(opts.control, run.arms.variant_count()),
         run.arms.aa,
     )
     .into_iter()
@@ -107,6 +107,6 @@ pub fn selected(run: &Prepared, entries: &[JournalEntry]) -> Vec<JournalEntry> {
 
 pub fn keep_selected(run: &Prepared, entries: &mut Vec<JournalEntry>) {
     let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
-    let run_arms = plan::arms_with_variants(run.opts.control, run.arms.variant_count());
+    let run_arms = arm::arms_with_variants(run.opts.control, run.arms.variant_count());
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
 }

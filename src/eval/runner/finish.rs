@@ -7,9 +7,10 @@ use anyhow::anyhow;
 use super::execute::keep_selected;
 use super::options::RunOptions;
 use super::prepare::Prepared;
-use crate::eval::record::{load, JournalEntry, Manifest, RunRecord};
+use crate::eval::record::{JournalEntry, Manifest, RunRecord};
 use crate::eval::replay;
 use crate::eval::report::finish::{finish, settings};
+use crate::eval::run_summary;
 use crate::eval::stats::Summary;
 use crate::exec::profile::Profile;
 
@@ -24,7 +25,7 @@ pub fn summarize(
     let opts = &run.opts;
     // Only entries of the selected samples and arms count (a resumed journal may hold others).
     keep_selected(run, entries);
-    let summary = load::summary(manifest, entries)?;
+    let summary = run_summary::summary(manifest, entries)?;
     let settings = settings(manifest, Some(profile.wall_secs)) + &resumed_note(opts);
     let record = RunRecord {
         dir: dir.to_path_buf(),

@@ -8,7 +8,7 @@ use crate::eval::pack::Pack;
 use crate::eval::replay::{LiveServices, RecordMode};
 use crate::eval::reuse::BaselineSource;
 use crate::eval::shard::Shard;
-use crate::eval::stats::sequential::Spending;
+use crate::eval::spending::Spending;
 
 #[derive(Clone)]
 pub struct RunOptions {

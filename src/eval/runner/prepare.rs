@@ -87,7 +87,7 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     }
     plan::check_size(
         samples.len(),
-        plan::arms_with_variants(opts.control, arms.variant_count()).len(),
+        crate::eval::arm::arms_with_variants(opts.control, arms.variant_count()).len(),
         opts.repeats,
     )?;
     if let Some(shard) = opts.shard {
@@ -121,8 +121,7 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     check_output_paths(opts)?;
     check_variant_labels(opts)?;
     // Taken before the model loads: an unreadable input fails here, not after the load.
-    let inputs = manifest::InputHashes::of(
-        pack,
+    let inputs = pack.input_hashes(
         &opts.skills_dir.clone().unwrap_or(pack.skills_dir.clone()),
         opts.variant.as_deref(),
         &opts.more_variants,

@@ -11,8 +11,9 @@ use super::execute::{execute, plan_units, selected};
 use super::prepare::Prepared;
 use crate::eval::plan::Unit;
 use crate::eval::record::folder::MANIFEST_FILE;
-use crate::eval::record::{load, manifest, Journal, JournalEntry, Look, Manifest, RunFolder};
+use crate::eval::record::{manifest, Journal, JournalEntry, Look, Manifest, RunFolder};
 use crate::eval::record::{SequentialRecord, Stop};
+use crate::eval::run_summary;
 use crate::eval::stats::{Effort, StatsError, Summary};
 use crate::exec::profile::Profile;
 use crate::harness::backend::Backend;
@@ -38,7 +39,7 @@ pub fn open_rows(
         power: false,
         ..Effort::REPORT
     };
-    let summary = load::summary_at(&looking, entries, effort)?;
+    let summary = run_summary::summary_at(&looking, entries, effort)?;
     Ok(named_open_rows(&summary))
 }
 

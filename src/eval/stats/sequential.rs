@@ -24,54 +24,27 @@
 use serde::{Deserialize, Serialize};
 
 use super::family::{flip_p_values, TIE};
+use crate::eval::spending::Spending;
 
 /// A row whose chance of a verdict by the last planned repeat is below this is settled as no
 /// change, and no longer keeps the run going.
 pub const FUTILITY: f64 = 0.30;
 
-/// How the error budget is spent over the planned repeats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Spending {
-    /// α·ln(1 + (e − 1)·t): about even looks, so strong effects stop early.
-    Pocock,
-    /// 2 − 2Φ(z_{α/2} / √t): almost nothing early, nearly all of α at the last look.
-    #[serde(rename = "obrien_fleming")]
-    OBrienFleming,
-    /// α·t² (Kim and DeMets' power family, ρ = 2): between the two.
-    Quadratic,
-}
-
-impl Spending {
-    /// What a sequential run spends by, chosen by simulation (decision 019): O'Brien–Fleming's
-    /// power on every shape, and strong effects stop a repeat sooner.
-    pub const DEFAULT: Spending = Spending::Quadratic;
-
-    /// How a report names it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Spending::Pocock => "Pocock's α·ln(1 + (e − 1)·t)",
-            Spending::Quadratic => "α·t², t the share of the planned repeats run",
-            Spending::OBrienFleming => "O'Brien–Fleming's",
-        }
+/// The share of `level` spent by information fraction `t` (clipped to [0, 1]).
+pub fn budget_spent(spending: Spending, level: f64, t: f64) -> f64 {
+    let t = t.clamp(0.0, 1.0);
+    if t <= 0.0 {
+        return 0.0;
     }
-
-    /// The share of `level` spent by information fraction `t` (clipped to [0, 1]).
-    pub fn spent(self, level: f64, t: f64) -> f64 {
-        let t = t.clamp(0.0, 1.0);
-        if t <= 0.0 {
-            return 0.0;
-        }
-        if t >= 1.0 {
-            return level;
-        }
-        match self {
-            Spending::Pocock => level * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
-            Spending::Quadratic => level * t * t,
-            Spending::OBrienFleming => {
-                let z = normal_quantile(1.0 - level / 2.0);
-                (2.0 * (1.0 - normal_cdf(z / t.sqrt()))).min(level)
-            }
+    if t >= 1.0 {
+        return level;
+    }
+    match spending {
+        Spending::Pocock => level * (1.0 + (std::f64::consts::E - 1.0) * t).ln(),
+        Spending::Quadratic => level * t * t,
+        Spending::OBrienFleming => {
+            let z = normal_quantile(1.0 - level / 2.0);
+            (2.0 * (1.0 - normal_cdf(z / t.sqrt()))).min(level)
         }
     }
 }
@@ -91,7 +64,7 @@ impl Looks {
         let planned = f64::from(self.planned.max(1));
         self.at
             .iter()
-            .map(|&r| self.spending.spent(level, f64::from(r) / planned))
+            .map(|&r| budget_spent(self.spending, level, f64::from(r) / planned))
             .collect()
     }
 }
@@ -322,11 +295,11 @@ mod tests {
             Spending::OBrienFleming,
         ];
         for spending in all {
-            assert!((spending.spent(0.05, 1.0) - 0.05).abs() < 1e-9);
-            assert_eq!(spending.spent(0.05, 0.0), 0.0);
+            assert!((budget_spent(spending, 0.05, 1.0) - 0.05).abs() < 1e-9);
+            assert_eq!(budget_spent(spending, 0.05, 0.0), 0.0);
         }
         // Truth: the closed forms at half the information, by hand.
-        let half = |s: Spending| s.spent(0.05, 0.5);
+        let half = |s: Spending| budget_spent(s, 0.05, 0.5);
         assert!(half(Spending::Pocock) > 0.03);
         assert!((half(Spending::Quadratic) - 0.0125).abs() < 1e-12);
         assert!(half(Spending::OBrienFleming) < 0.006);
