@@ -163,7 +163,7 @@ fn check_reachable_packs(up: &mut Checkup) {
         Err(_) => Vec::new(),
     };
     local.sort();
-    let shipped: Vec<&str> = crate::eval::pack_source::shipped_names()
+    let shipped: Vec<&str> = crate::eval::pack::source::shipped_names()
         .into_iter()
         .filter(|name| !local.iter().any(|l| l == name))
         .collect();
@@ -188,7 +188,7 @@ fn check_reachable_packs(up: &mut Checkup) {
     }
     for name in shipped {
         let label = format!("pack {name}");
-        let checked = crate::eval::pack_source::shipped_pack_file(name).and_then(|file| {
+        let checked = crate::eval::pack::source::shipped_pack_file(name).and_then(|file| {
             let file = file.ok_or_else(|| anyhow::anyhow!("not shipped"))?;
             check_pack(file.parent().unwrap_or(Path::new(".")))
         });

@@ -34,7 +34,7 @@ pub struct FixturesArgs {
 pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
     let dir = record::find(&args.run, &args.output)?;
     let record = record::load(&dir)?;
-    let pack = crate::eval::pack_source::of_run(&record.manifest, args.pack.as_deref())?;
+    let pack = crate::eval::pack::source::of_run(&record.manifest, args.pack.as_deref())?;
     // Stubs belong to the pack the run ran: another pack's folders would gain files keyed by
     // calls its tools never saw.
     if pack.name != record.manifest.pack {

@@ -46,7 +46,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
         // A run still running would be copied half into a permanent folder.
         crate::eval::record::folder::check_not_running(&dir)
             .map_err(|e| anyhow::anyhow!("--rejudge: {e}"))?;
-        let pack = crate::eval::pack_source::of_run(&record.manifest, args.pack.as_deref())?;
+        let pack = crate::eval::pack::source::of_run(&record.manifest, args.pack.as_deref())?;
         let output_root = dir.parent().unwrap_or(std::path::Path::new("."));
         record = crate::eval::rejudge::rejudge_run(&record, &pack, output_root)?;
     }

@@ -12,7 +12,6 @@ pub mod judgement;
 pub mod law_cases;
 pub mod merge;
 pub mod pack;
-pub mod pack_source;
 pub mod plan;
 pub mod record;
 pub mod rejudge;

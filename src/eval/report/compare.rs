@@ -11,8 +11,9 @@ use std::collections::BTreeSet;
 use anyhow::bail;
 use serde::Serialize;
 
+use super::figures::rows_of;
+use super::headline::movements;
 use super::table::named_table;
-use super::{movements, rows_of};
 use crate::eval::arm::Arm;
 use crate::eval::record::manifest::Manifest;
 use crate::eval::record::RunRecord;

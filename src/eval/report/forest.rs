@@ -4,8 +4,8 @@
 //! bar are those of the outcome that carried the verdict: the pass rate, or the share of laws
 //! held where that alone found the change; a row both made mixed shows the share hollow below.
 
+use super::figures::{delta_and_interval, p_value};
 use super::markup::{escape, verdict_class};
-use super::{delta_and_interval, p_value};
 use crate::eval::stats::{Interval, Row, Verdict};
 
 const WIDTH: f64 = 720.0;

@@ -12,13 +12,13 @@
 
 use serde_json::{json, Value};
 
+use super::figures::{cells, comparison_title, headers, rows_of};
 use super::forest;
+use super::headline::{skill_effect_statement, wording_headlines};
+use super::legend::legend;
 use super::markup::{escape, verdict_class};
+use super::notes::{errored_statement, several_variants_note};
 use super::pairs::{self, Pair, Side, PAIRS_SHOWN};
-use super::{
-    cells, comparison_title, errored_statement, headers, legend, rows_of, several_variants_note,
-    skill_effect_statement, wording_headlines,
-};
 use crate::eval::record::RunRecord;
 use crate::eval::stats::{Comparison, Row, Summary};
 
@@ -163,7 +163,7 @@ fn comparison_section(comparison: &Comparison, pairs: &[Pair]) -> String {
     ));
     out.push_str("<figcaption>Per category, and the total: the pass rate, or the share of laws held where that alone carried the verdict (labelled \u{201c}laws held\u{201d}).</figcaption>\n</figure>\n");
     out.push_str(&html_table(comparison, &rows_of(comparison), true, pairs));
-    for note in super::comparison_notes(comparison) {
+    for note in super::notes::comparison_notes(comparison) {
         out.push_str(&format!("<p class=\"note\">{}</p>\n", escape(&note)));
     }
     if !comparison.laws.is_empty() {

@@ -6,7 +6,7 @@
 //! since the wording rows then cannot show that the model follows either wording (what
 //! `--fail-on no-skill-effect` acts on). Every row's figures go into the case's `<system-out>`.
 
-use super::{delta_and_interval, mde, p_value, variant_column};
+use super::figures::{delta_and_interval, mde, p_value, variant_column};
 use crate::eval::stats::{Comparison, Row, Summary};
 
 /// The JUnit document of a run's wording comparisons; `run_id` names the test suites. A run
@@ -93,7 +93,7 @@ pub fn junit(summary: &Summary, run_id: &str) -> String {
 /// The skill effect's one test case, and whether it failed: the control against the
 /// baseline, failed when no row changed beyond noise.
 fn skill_effect_case(skill: &Comparison) -> (bool, String) {
-    let part = super::removed_part(skill);
+    let part = super::figures::removed_part(skill);
     let failed = !skill.any_change();
     let figures = figures(&skill.total, skill);
     let mut case = format!(

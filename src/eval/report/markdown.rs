@@ -1,11 +1,12 @@
 //! `report.md`: the run's report in GitHub-flavoured markdown, ready to paste into a pull
 //! request.
 
-use super::{
-    cells, comparison_name, comparison_notes, comparison_title, errored_statement, flaky_lines,
-    headers, legend, repeats_needed, rows_of, several_variants_note, skill_effect_statement,
-    variant_column, variants_grid, wording_headlines, wording_statement,
+use super::figures::{
+    cells, comparison_name, comparison_title, headers, rows_of, variant_column, variants_grid,
 };
+use super::headline::{skill_effect_statement, wording_headlines, wording_statement};
+use super::legend::{legend, repeats_needed};
+use super::notes::{comparison_notes, errored_statement, flaky_lines, several_variants_note};
 use crate::eval::stats::{Comparison, Row, Summary};
 
 /// Samples listed under "Flaky samples"; a pull request needs examples, not the full list.

@@ -1,11 +1,10 @@
 //! The report for the terminal: plain aligned columns, never styled nor wrapped to the
 //! terminal's width, so that it prints the same everywhere.
 
-use super::{
-    cells, comparison_name, comparison_notes, comparison_title, errored_statement, headers, legend,
-    repeats_needed, rows_of, several_variants_note, skill_effect_statement, variants_grid,
-    wording_statement,
-};
+use super::figures::{cells, comparison_name, comparison_title, headers, rows_of, variants_grid};
+use super::headline::{skill_effect_statement, wording_statement};
+use super::legend::{legend, repeats_needed};
+use super::notes::{comparison_notes, errored_statement, several_variants_note};
 use crate::eval::stats::{Comparison, Row, Summary};
 
 /// Columns holding numbers, aligned right.

@@ -3,9 +3,9 @@
 
 use super::rows::{ScoreComparison, ScoreRow, ScoreVerdict};
 use super::ScoreSummary;
+use crate::eval::report::figures::p_value;
 use crate::eval::report::junit::escape as xml;
 use crate::eval::report::markup::escape as html_escape;
-use crate::eval::report::p_value;
 
 /// A ratio as the report writes it: ×0.30, ×1.07, ×250, ×<0.001.
 pub fn ratio(r: f64) -> String {

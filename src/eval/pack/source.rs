@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::pack::Pack;
-use super::record::manifest::Manifest;
+use super::Pack;
+use crate::eval::record::manifest::Manifest;
 
 struct ShippedFile {
     /// Relative to the crate, with `/`: `packs/weather/pack.toml`, `fixtures/weather/…`.

@@ -1,0 +1,478 @@
+//! Reading `pack.toml`: the file's own shape, and `Pack::parse` in its steps, each check naming
+//! the file, the line where it can and the field of what it refuses.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+use serde::Deserialize;
+
+use super::tools::{check_tool, ToolSpec};
+use super::{check_name, check_sampling, Pack};
+use crate::eval::arm::ControlPart;
+use crate::eval::judge::Law;
+use crate::harness::agent::Budgets;
+use crate::harness::backend::Sampling;
+use crate::harness::prompt::{LOAD_SKILL, LOAD_SKILL_REFERENCE};
+use crate::harness::template::{Family, Message, Role};
+use crate::harness::toolcall::CallFormat;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleSpec {
+    pub messages: Vec<ExampleMessage>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplingSpec {
+    #[serde(default)]
+    pub temperature: Option<f32>,
+    #[serde(default)]
+    pub top_k: Option<i32>,
+    #[serde(default)]
+    pub top_p: Option<f32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetSpec {
+    #[serde(default)]
+    pub max_rounds: Option<u32>,
+    #[serde(default)]
+    pub max_generated_tokens: Option<u32>,
+    #[serde(default)]
+    pub max_tokens_per_round: Option<u32>,
+    #[serde(default)]
+    pub tool_output_chars: Option<usize>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackFile {
+    name: String,
+    #[serde(default)]
+    description: String,
+    skill: String,
+    skills_dir: PathBuf,
+    corpus: PathBuf,
+    categories: Vec<String>,
+    #[serde(default)]
+    instructions: String,
+    #[serde(default = "yes")]
+    preload: bool,
+    #[serde(default)]
+    call_format: Option<CallFormat>,
+    #[serde(default)]
+    chat_format: Option<Family>,
+    #[serde(default)]
+    constrained_calls: bool,
+    #[serde(default)]
+    control: ControlPart,
+    #[serde(default)]
+    sampling: Option<SamplingSpec>,
+    #[serde(default)]
+    budgets: Option<BudgetSpec>,
+    #[serde(default)]
+    examples: Vec<ExampleSpec>,
+    /// Read one entry at a time, so that an error can name the entry's line.
+    #[serde(default)]
+    tools: Vec<toml::Value>,
+    laws: Vec<toml::Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// SHA-256 of a TOML value as JSON with its keys in name order, so that formatting, comments
+/// and key order in the file do not count as a change.
+fn toml_digest(value: &toml::Value) -> String {
+    fn sorted(value: &toml::Value) -> serde_json::Value {
+        match value {
+            toml::Value::Table(table) => {
+                let mut keys: Vec<&String> = table.keys().collect();
+                keys.sort();
+                serde_json::Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&table[k])))
+                        .collect(),
+                )
+            }
+            toml::Value::Array(items) => {
+                serde_json::Value::Array(items.iter().map(sorted).collect())
+            }
+            other => serde_json::to_value(other).unwrap_or(serde_json::Value::Null),
+        }
+    }
+    crate::eval::digest::sha256_hex(sorted(value).to_string().as_bytes())
+}
+
+/// `pack.toml`'s text and its path as errors show it.
+struct Source<'a> {
+    text: &'a str,
+    shown: std::path::Display<'a>,
+}
+
+impl Source<'_> {
+    /// `file:line` of `key = …` in the table `[table]` (or before any table), else the file.
+    fn at_key(&self, table: Option<&str>, key: &str) -> String {
+        at_line(&self.shown, key_line(self.text, table, key).as_ref())
+    }
+}
+
+/// The pack's laws in order, with the line of each one's header and its digest.
+struct Laws {
+    laws: Vec<Law>,
+    lines: Vec<Option<usize>>,
+    digests: Vec<String>,
+}
+
+impl Pack {
+    /// The pack `pack.toml` at `file` declares, from its `text`: every field checked, the laws
+    /// compiled, the tools' folders placed under the pack's own.
+    pub fn parse(text: &str, file: &Path) -> anyhow::Result<Pack> {
+        let source = Source {
+            text,
+            shown: file.display(),
+        };
+        let raw = read_pack_file(&source)?;
+        let dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        check_name(&raw.name)
+            .map_err(|e| anyhow!("{}: field `name`: {e}", source.at_key(None, "name")))?;
+        let declared = declared_categories(&raw.categories, &source)?;
+        let mut tools = tools(raw.tools, &source)?;
+        let laws = laws(raw.laws, &declared, &raw.categories, &tools, &source)?;
+        let without_laws_sha256 = digest_without_laws(&source)?;
+        let examples = examples(&raw.examples, &source)?;
+        let sampling = sampling(raw.sampling.as_ref(), &source)?;
+        let budgets = budgets(raw.budgets.as_ref(), &source)?;
+        check_constrained_calls(raw.constrained_calls, raw.call_format, &source)?;
+        place_tools(&mut tools, &dir);
+        check_skill_name(&raw.skill, &source)?;
+        Ok(Pack {
+            name: raw.name,
+            description: raw.description,
+            skill: raw.skill,
+            skills_dir: dir.join(&raw.skills_dir),
+            corpus_path: dir.join(&raw.corpus),
+            categories: raw.categories,
+            instructions: raw.instructions,
+            preload: raw.preload,
+            call_format: raw.call_format,
+            chat_format: raw.chat_format,
+            constrained_calls: raw.constrained_calls,
+            control: raw.control,
+            sampling,
+            budgets,
+            examples,
+            tools,
+            laws: laws.laws,
+            law_lines: laws.lines,
+            law_digests: laws.digests,
+            without_laws_sha256,
+            file: file.to_path_buf(),
+            dir,
+        })
+    }
+}
+
+/// The file as TOML of the pack's shape; an error names its line.
+fn read_pack_file(source: &Source) -> anyhow::Result<PackFile> {
+    let shown = &source.shown;
+    toml::from_str(source.text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| source.text[..s.start].lines().count().max(1));
+        match line {
+            Some(line) => anyhow!("{shown}:{line}: {}", e.message()),
+            None => anyhow!("{shown}: {}", e.message()),
+        }
+    })
+}
+
+/// The declared categories, at least one and each once.
+fn declared_categories<'a>(
+    categories: &'a [String],
+    source: &Source,
+) -> anyhow::Result<BTreeSet<&'a str>> {
+    let shown = &source.shown;
+    if categories.is_empty() {
+        bail!("{shown}: field `categories` is empty");
+    }
+    let declared: BTreeSet<&str> = categories.iter().map(String::as_str).collect();
+    if declared.len() != categories.len() {
+        bail!("{shown}: field `categories` lists a category twice");
+    }
+    Ok(declared)
+}
+
+/// The `[[tools]]` entries, each checked and named once.
+fn tools(entries: Vec<toml::Value>, source: &Source) -> anyhow::Result<Vec<ToolSpec>> {
+    let lines = array_table_lines(source.text, "tools", entries.len());
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    for (i, value) in entries.into_iter().enumerate() {
+        let at = at_line(&source.shown, lines.get(i));
+        let t: ToolSpec = value
+            .try_into()
+            .map_err(|e| anyhow!("{at}: field `tools[{i}]`: {}", e.message()))?;
+        if tools.iter().any(|other| other.name == t.name) {
+            bail!(
+                "{at}: field `tools[{i}].name`: {:?} is listed twice",
+                t.name
+            );
+        }
+        check_tool(&t, i, &at)?;
+        tools.push(t);
+    }
+    Ok(tools)
+}
+
+/// The `[[laws]]` entries, at least one: each compiled (which refuses a law that could never
+/// fail or never pass), named once, scoped to declared categories and about an offered tool.
+fn laws(
+    entries: Vec<toml::Value>,
+    declared: &BTreeSet<&str>,
+    categories: &[String],
+    tools: &[ToolSpec],
+    source: &Source,
+) -> anyhow::Result<Laws> {
+    if entries.is_empty() {
+        bail!(
+            "{}: field `laws`: a pack needs at least one law",
+            source.shown
+        );
+    }
+    let lines = array_table_lines(source.text, "laws", entries.len());
+    let digests: Vec<String> = entries.iter().map(toml_digest).collect();
+    let mut laws: Vec<Law> = Vec::new();
+    for (i, value) in entries.into_iter().enumerate() {
+        let at = at_line(&source.shown, lines.get(i));
+        let law: Law = value
+            .try_into()
+            .map_err(|e| anyhow!("{at}: field `laws[{i}]`: {}", e.message()))?;
+        if laws.iter().any(|other| other.name == law.name) {
+            bail!(
+                "{at}: field `laws[{i}].name`: law `{}` is defined twice",
+                law.name
+            );
+        }
+        check_law_scope(&law, i, &at, declared, categories)?;
+        check_law_tool(&law, i, &at, tools)?;
+        laws.push(law);
+    }
+    Ok(Laws {
+        lines: (0..laws.len()).map(|i| lines.get(i).copied()).collect(),
+        laws,
+        digests,
+    })
+}
+
+/// A law's `categories` and `except_categories` are declared ones.
+fn check_law_scope(
+    law: &Law,
+    i: usize,
+    at: &str,
+    declared: &BTreeSet<&str>,
+    categories: &[String],
+) -> anyhow::Result<()> {
+    let scoped = law.categories.iter().flatten().map(|c| ("categories", c));
+    let excepted = law
+        .except_categories
+        .iter()
+        .map(|c| ("except_categories", c));
+    for (key, c) in scoped.chain(excepted) {
+        if !declared.contains(c.as_str()) {
+            bail!(
+                "{at}: field `laws[{i}].{key}`: law `{}`: category {c:?} is not declared in field `categories` ({})",
+                law.name,
+                categories.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A law about a tool the pack does not offer could never fail (or never pass).
+fn check_law_tool(law: &Law, i: usize, at: &str, tools: &[ToolSpec]) -> anyhow::Result<()> {
+    if let Some(tool) = law.check().tool() {
+        let offered = tools.iter().any(|t| t.name == tool)
+            || [LOAD_SKILL, LOAD_SKILL_REFERENCE].contains(&tool);
+        if !offered {
+            bail!(
+                "{at}: field `laws[{i}].tool`: law `{}`: tool {tool:?} is not in the pack's `tools`",
+                law.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The digest of the file less its laws: what shapes a transcript.
+fn digest_without_laws(source: &Source) -> anyhow::Result<String> {
+    let mut table: toml::Table =
+        toml::from_str(source.text).map_err(|e| anyhow!("{}: {e}", source.shown))?;
+    table.remove("laws");
+    Ok(toml_digest(&toml::Value::Table(table)))
+}
+
+/// The few-shot turns of every `[[examples]]` entry, in order; none may be empty.
+fn examples(examples: &[ExampleSpec], source: &Source) -> anyhow::Result<Vec<Message>> {
+    let mut turns = Vec::new();
+    for (i, e) in examples.iter().enumerate() {
+        if e.messages.is_empty() {
+            bail!("{}: field `examples[{i}].messages` is empty", source.shown);
+        }
+        turns.extend(
+            e.messages
+                .iter()
+                .map(|m| Message::new(m.role, m.content.clone())),
+        );
+    }
+    Ok(turns)
+}
+
+/// The sampler's defaults with the pack's `[sampling]` over them, checked.
+fn sampling(spec: Option<&SamplingSpec>, source: &Source) -> anyhow::Result<Sampling> {
+    let mut sampling = Sampling::default();
+    if let Some(s) = spec {
+        sampling.temperature = s.temperature.unwrap_or(sampling.temperature);
+        sampling.top_k = s.top_k.unwrap_or(sampling.top_k);
+        sampling.top_p = s.top_p.unwrap_or(sampling.top_p);
+    }
+    check_sampling(&sampling).map_err(|(key, e)| {
+        anyhow!(
+            "{}: field `sampling.{key}`: {e}",
+            source.at_key(Some("sampling"), key)
+        )
+    })?;
+    Ok(sampling)
+}
+
+/// The default budgets with the pack's `[budgets]` over them, none of them 0.
+fn budgets(spec: Option<&BudgetSpec>, source: &Source) -> anyhow::Result<Budgets> {
+    let mut budgets = Budgets::default();
+    if let Some(b) = spec {
+        budgets.max_rounds = b.max_rounds.unwrap_or(budgets.max_rounds);
+        budgets.max_generated_tokens = b
+            .max_generated_tokens
+            .unwrap_or(budgets.max_generated_tokens);
+        budgets.max_tokens_per_round = b
+            .max_tokens_per_round
+            .unwrap_or(budgets.max_tokens_per_round);
+        budgets.tool_output_chars = b.tool_output_chars.unwrap_or(budgets.tool_output_chars);
+    }
+    for (key, value) in [
+        ("max_rounds", budgets.max_rounds),
+        ("max_generated_tokens", budgets.max_generated_tokens),
+        ("max_tokens_per_round", budgets.max_tokens_per_round),
+    ] {
+        if value == 0 {
+            bail!(
+                "{}: field `budgets.{key}`: must be at least 1 (0 leaves the model no room to answer)",
+                source.at_key(Some("budgets"), key)
+            );
+        }
+    }
+    if budgets.tool_output_chars == 0 {
+        bail!(
+            "{}: field `budgets.tool_output_chars`: must be at least 1 (0 shows the model no tool result at all)",
+            source.at_key(Some("budgets"), "tool_output_chars")
+        );
+    }
+    Ok(budgets)
+}
+
+/// Constrained calls need a call grammar, which the Python-list format has not.
+fn check_constrained_calls(
+    constrained_calls: bool,
+    call_format: Option<CallFormat>,
+    source: &Source,
+) -> anyhow::Result<()> {
+    if constrained_calls && call_format == Some(CallFormat::PythonList) {
+        bail!(
+            "{}: field `constrained_calls`: there is no call grammar for call_format \"python_list\"; use markup or json_tag",
+            source.at_key(None, "constrained_calls")
+        );
+    }
+    Ok(())
+}
+
+/// A tool's fixtures and a program's working folder, from the pack's folder.
+fn place_tools(tools: &mut [ToolSpec], dir: &Path) {
+    for t in tools {
+        t.fixtures = t.fixtures.as_ref().map(|f| dir.join(f));
+        if t.is_live_program() {
+            t.working_dir = Some(dir.join(t.working_dir.as_deref().unwrap_or(Path::new(""))));
+        }
+    }
+}
+
+/// The skill's name is a folder of the skills tree: the format's rule keeps it inside.
+fn check_skill_name(skill: &str, source: &Source) -> anyhow::Result<()> {
+    if let Some(problem) = crate::harness::skills::lint::name_problems(skill)
+        .into_iter()
+        .next()
+    {
+        bail!("{}: field `skill`: {problem}", source.at_key(None, "skill"));
+    }
+    Ok(())
+}
+
+/// The 1-based line of `key = …` in the table `[table]` (or before any table), if written so.
+fn key_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
+    let mut current: Option<String> = None;
+    for (index, line) in text.lines().enumerate() {
+        let code = line.split('#').next().unwrap_or("").trim();
+        if code.starts_with('[') {
+            current = Some(code.trim_matches(['[', ']']).trim().to_string());
+            continue;
+        }
+        let here = current.as_deref() == table;
+        let key_here = code
+            .split_once('=')
+            .is_some_and(|(k, _)| k.trim().trim_matches('"') == key);
+        if here && key_here {
+            return Some(index + 1);
+        }
+    }
+    None
+}
+
+/// `file:line` when the line is known, else the file alone.
+pub(super) fn at_line(shown: &impl std::fmt::Display, line: Option<&usize>) -> String {
+    match line {
+        Some(line) => format!("{shown}:{line}"),
+        None => shown.to_string(),
+    }
+}
+
+/// The 1-based lines of the `[[key]]` headers, when the array is written that way (one header
+/// per entry); empty for an inline array, whose entries then go without a line.
+fn array_table_lines(text: &str, key: &str, entries: usize) -> Vec<usize> {
+    let header = format!("[[{key}]]");
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            let code = line.split('#').next().unwrap_or("");
+            code.chars()
+                .filter(|c| !c.is_whitespace())
+                .collect::<String>()
+                == header
+        })
+        .map(|(index, _)| index + 1)
+        .collect();
+    if lines.len() == entries {
+        lines
+    } else {
+        Vec::new()
+    }
+}
