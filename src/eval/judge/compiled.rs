@@ -1,6 +1,8 @@
 //! A law's check as the judge runs it: compiled once at load (`laws::compile`), its patterns
-//! held as `Regex` and its either-or keys as enums, with one function per law kind that says
-//! whether the check holds for a transcript.
+//! held as `Regex` and its either-or keys as enums, by one constructor per law kind that gives
+//! the function saying whether the check holds for a transcript.
+
+use std::sync::Arc;
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -21,66 +23,16 @@ pub enum CallQuantifier {
     Every,
 }
 
-/// One variant per law kind, holding what judging that kind needs; see `Check` for meanings.
-#[derive(Debug, Clone)]
-pub(super) enum CompiledCheck {
-    ToolCalled {
-        tool: String,
-    },
-    ToolNotCalled {
-        tool: Option<String>,
-    },
-    CallCount {
-        tool: Option<String>,
-        min: Option<u32>,
-        max: Option<u32>,
-    },
-    ArgumentEqualsField {
-        argument: ToolArgument,
-        field: String,
-        fold: bool,
-    },
-    ArgumentEquals {
-        argument: ToolArgument,
-        value: Value,
-        fold: bool,
-    },
-    ArgumentMatches {
-        argument: ToolArgument,
-        pattern: Regex,
-    },
-    ReplyContains {
-        needle: Needle,
-        fold: bool,
-    },
-    ReplyMatches {
-        pattern: Regex,
-        unless: Option<Regex>,
-    },
-    ReplyNotMatches {
-        pattern: Regex,
-    },
-    ReplyMentionsToolValue {
-        tool: Option<String>,
-        value: ResultValue,
-        fold: bool,
-    },
-    NoUnsupportedNumbers {
-        followed_by: Option<Vec<String>>,
-        allow_rounding: bool,
-    },
-    NoUnsupportedTemperatures {
-        results: CountedResults,
-        allow_rounding: bool,
-    },
-    ReplyHasNoTemperature,
-    ReplyTemperatureInFieldUnit {
-        field: String,
-    },
-    ReplyReportsResult(ReportsResult),
-    StopReasonIs {
-        reason: String,
-    },
+/// A law's check as the judge runs it: whether it holds on the evidence. Built once at load by
+/// the constructor of its kind below, with everything judging that kind needs; see `Check`
+/// for what each kind means.
+#[derive(Clone)]
+pub(super) struct CompiledCheck(Arc<dyn Fn(&Evidence) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for CompiledCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledCheck")
+    }
 }
 
 /// The argument of a tool's calls that an argument law reads, and which of those calls count.
@@ -141,50 +93,104 @@ impl Evidence<'_> {
 }
 
 impl CompiledCheck {
+    fn new(holds: impl Fn(&Evidence) -> bool + Send + Sync + 'static) -> CompiledCheck {
+        CompiledCheck(Arc::new(holds))
+    }
+
     pub(super) fn holds(&self, on: &Evidence) -> bool {
-        let transcript = on.transcript;
-        match self {
-            CompiledCheck::ToolCalled { tool } => transcript.calls().any(|c| &c.name == tool),
-            CompiledCheck::ToolNotCalled { tool } => tool_not_called(transcript, tool.as_deref()),
-            CompiledCheck::CallCount { tool, min, max } => {
-                call_count_within(transcript, tool.as_deref(), *min, *max)
-            }
-            CompiledCheck::ArgumentEqualsField {
-                argument,
-                field,
-                fold,
-            } => argument_equals_field(on, argument, field, *fold),
-            CompiledCheck::ArgumentEquals {
-                argument,
-                value,
-                fold,
-            } => argument.holds(transcript, |actual| values_equal(actual, value, *fold)),
-            CompiledCheck::ArgumentMatches { argument, pattern } => {
-                argument.holds(transcript, |actual| pattern.is_match(&value_text(actual)))
-            }
-            CompiledCheck::ReplyContains { needle, fold } => reply_contains(on, needle, *fold),
-            CompiledCheck::ReplyMatches { pattern, unless } => {
-                reply_matches(on.reply(), pattern, unless.as_ref())
-            }
-            CompiledCheck::ReplyNotMatches { pattern } => !pattern.is_match(on.reply()),
-            CompiledCheck::ReplyMentionsToolValue { tool, value, fold } => {
-                reply_mentions_tool_value(on, tool.as_deref(), value, *fold)
-            }
-            CompiledCheck::NoUnsupportedNumbers {
-                followed_by,
-                allow_rounding,
-            } => no_unsupported_numbers(on, followed_by.as_deref(), *allow_rounding),
-            CompiledCheck::NoUnsupportedTemperatures {
-                results,
-                allow_rounding,
-            } => no_unsupported_temperatures(on, results, *allow_rounding),
-            CompiledCheck::ReplyHasNoTemperature => temperatures_in(on.reply()).is_empty(),
-            CompiledCheck::ReplyTemperatureInFieldUnit { field } => {
-                reply_temperature_in_field_unit(on, field)
-            }
-            CompiledCheck::ReplyReportsResult(report) => report.holds(on),
-            CompiledCheck::StopReasonIs { reason } => transcript.stop.name() == reason,
-        }
+        (self.0)(on)
+    }
+
+    pub(super) fn tool_called(tool: String) -> CompiledCheck {
+        Self::new(move |on| on.transcript.calls().any(|c| c.name == tool))
+    }
+
+    pub(super) fn tool_not_called(tool: Option<String>) -> CompiledCheck {
+        Self::new(move |on| tool_not_called(on.transcript, tool.as_deref()))
+    }
+
+    pub(super) fn call_count(
+        tool: Option<String>,
+        min: Option<u32>,
+        max: Option<u32>,
+    ) -> CompiledCheck {
+        Self::new(move |on| call_count_within(on.transcript, tool.as_deref(), min, max))
+    }
+
+    pub(super) fn argument_equals_field(
+        argument: ToolArgument,
+        field: String,
+        fold: bool,
+    ) -> CompiledCheck {
+        Self::new(move |on| argument_equals_field(on, &argument, &field, fold))
+    }
+
+    pub(super) fn argument_equals(
+        argument: ToolArgument,
+        value: Value,
+        fold: bool,
+    ) -> CompiledCheck {
+        Self::new(move |on| {
+            argument.holds(on.transcript, |actual| values_equal(actual, &value, fold))
+        })
+    }
+
+    pub(super) fn argument_matches(argument: ToolArgument, pattern: Regex) -> CompiledCheck {
+        Self::new(move |on| {
+            argument.holds(on.transcript, |actual| {
+                pattern.is_match(&value_text(actual))
+            })
+        })
+    }
+
+    pub(super) fn reply_contains(needle: Needle, fold: bool) -> CompiledCheck {
+        Self::new(move |on| reply_contains(on, &needle, fold))
+    }
+
+    pub(super) fn reply_matches(pattern: Regex, unless: Option<Regex>) -> CompiledCheck {
+        Self::new(move |on| reply_matches(on.reply(), &pattern, unless.as_ref()))
+    }
+
+    pub(super) fn reply_not_matches(pattern: Regex) -> CompiledCheck {
+        Self::new(move |on| !pattern.is_match(on.reply()))
+    }
+
+    pub(super) fn reply_mentions_tool_value(
+        tool: Option<String>,
+        value: ResultValue,
+        fold: bool,
+    ) -> CompiledCheck {
+        Self::new(move |on| reply_mentions_tool_value(on, tool.as_deref(), &value, fold))
+    }
+
+    pub(super) fn no_unsupported_numbers(
+        followed_by: Option<Vec<String>>,
+        allow_rounding: bool,
+    ) -> CompiledCheck {
+        Self::new(move |on| no_unsupported_numbers(on, followed_by.as_deref(), allow_rounding))
+    }
+
+    pub(super) fn no_unsupported_temperatures(
+        results: CountedResults,
+        allow_rounding: bool,
+    ) -> CompiledCheck {
+        Self::new(move |on| no_unsupported_temperatures(on, &results, allow_rounding))
+    }
+
+    pub(super) fn reply_has_no_temperature() -> CompiledCheck {
+        Self::new(|on| temperatures_in(on.reply()).is_empty())
+    }
+
+    pub(super) fn reply_temperature_in_field_unit(field: String) -> CompiledCheck {
+        Self::new(move |on| reply_temperature_in_field_unit(on, &field))
+    }
+
+    pub(super) fn reply_reports_result(report: ReportsResult) -> CompiledCheck {
+        Self::new(move |on| report.holds(on))
+    }
+
+    pub(super) fn stop_reason_is(reason: String) -> CompiledCheck {
+        Self::new(move |on| on.transcript.stop.name() == reason)
     }
 }
 

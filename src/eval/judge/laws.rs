@@ -322,115 +322,53 @@ fn validate_scope(
     Ok(())
 }
 
-/// Refuses a check that cannot fail (or cannot pass), else compiles it.
+/// Refuses a check that cannot fail (or cannot pass), else compiles it: one function per kind.
 fn compile(check: &Check) -> Result<CompiledCheck, String> {
-    Ok(match check {
-        Check::ToolCalled { tool } => {
-            non_empty("tool", tool)?;
-            CompiledCheck::ToolCalled { tool: tool.clone() }
-        }
-        Check::ToolNotCalled { tool } => {
-            optional_tool(tool)?;
-            CompiledCheck::ToolNotCalled { tool: tool.clone() }
-        }
-        Check::CallCount { tool, min, max } => {
-            optional_tool(tool)?;
-            validate_count_bounds(*min, *max)?;
-            CompiledCheck::CallCount {
-                tool: tool.clone(),
-                min: *min,
-                max: *max,
-            }
-        }
+    match check {
+        Check::ToolCalled { tool } => compile_tool_called(tool),
+        Check::ToolNotCalled { tool } => compile_tool_not_called(tool),
+        Check::CallCount { tool, min, max } => compile_call_count(tool, *min, *max),
         Check::ArgumentEqualsField {
             tool,
             argument,
             field,
             fold,
             calls,
-        } => {
-            let argument = tool_argument(tool, argument, *calls)?;
-            non_empty("field", field)?;
-            CompiledCheck::ArgumentEqualsField {
-                argument,
-                field: field.clone(),
-                fold: *fold,
-            }
-        }
+        } => compile_argument_equals_field(tool_argument(tool, argument, *calls)?, field, *fold),
         Check::ArgumentEquals {
             tool,
             argument,
             value,
             fold,
             calls,
-        } => {
-            let argument = tool_argument(tool, argument, *calls)?;
-            if value.is_null() {
-                return Err("`value` is null".into());
-            }
-            CompiledCheck::ArgumentEquals {
-                argument,
-                value: value.clone(),
-                fold: *fold,
-            }
-        }
+        } => compile_argument_equals(tool_argument(tool, argument, *calls)?, value, *fold),
         Check::ArgumentMatches {
             tool,
             argument,
             pattern,
             calls,
-        } => CompiledCheck::ArgumentMatches {
-            argument: tool_argument(tool, argument, *calls)?,
-            pattern: compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
-        },
-        Check::ReplyContains { text, field, fold } => CompiledCheck::ReplyContains {
-            needle: needle(text, field, *fold)?,
-            fold: *fold,
-        },
-        Check::ReplyMatches { pattern, unless } => CompiledCheck::ReplyMatches {
-            pattern: compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
-            unless: compile_unless(unless)?,
-        },
-        Check::ReplyNotMatches { pattern } => CompiledCheck::ReplyNotMatches {
-            pattern: compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
-        },
+        } => compile_argument_matches(tool_argument(tool, argument, *calls)?, pattern),
+        Check::ReplyContains { text, field, fold } => compile_reply_contains(text, field, *fold),
+        Check::ReplyMatches { pattern, unless } => compile_reply_matches(pattern, unless),
+        Check::ReplyNotMatches { pattern } => compile_reply_not_matches(pattern),
         Check::ReplyMentionsToolValue {
             tool,
             from_result_line,
             from_result_pattern,
             fold,
-        } => {
-            optional_tool(tool)?;
-            CompiledCheck::ReplyMentionsToolValue {
-                tool: tool.clone(),
-                value: result_value(*from_result_line, from_result_pattern)?,
-                fold: *fold,
-            }
-        }
+        } => compile_reply_mentions_tool_value(tool, *from_result_line, from_result_pattern, *fold),
         Check::NoUnsupportedNumbers {
             followed_by,
             allow_rounding,
-        } => {
-            validate_followed_by(followed_by)?;
-            CompiledCheck::NoUnsupportedNumbers {
-                followed_by: followed_by.clone(),
-                allow_rounding: *allow_rounding,
-            }
-        }
+        } => compile_no_unsupported_numbers(followed_by, *allow_rounding),
         Check::NoUnsupportedTemperatures {
             tool,
             success_pattern,
             allow_rounding,
-        } => CompiledCheck::NoUnsupportedTemperatures {
-            results: counted_results(tool, success_pattern)?,
-            allow_rounding: *allow_rounding,
-        },
-        Check::ReplyHasNoTemperature {} => CompiledCheck::ReplyHasNoTemperature,
+        } => compile_no_unsupported_temperatures(tool, success_pattern, *allow_rounding),
+        Check::ReplyHasNoTemperature {} => Ok(CompiledCheck::reply_has_no_temperature()),
         Check::ReplyTemperatureInFieldUnit { field } => {
-            non_empty("field", field)?;
-            CompiledCheck::ReplyTemperatureInFieldUnit {
-                field: field.clone(),
-            }
+            compile_reply_temperature_in_field_unit(field)
         }
         Check::ReplyReportsResult {
             tool,
@@ -440,32 +378,176 @@ fn compile(check: &Check) -> Result<CompiledCheck, String> {
             weak_words,
             lines_field,
             allow_rounding,
-        } => {
-            let report = ReportsResult {
-                results: counted_results(tool, success_pattern)?,
-                unless: compile_unless(unless)?,
-                facts: compile_facts(facts)?,
-                weak_words: fold_weak_words(weak_words)?,
-                lines_field: lines_field.clone(),
-                allow_rounding: *allow_rounding,
-            };
-            if let Some(field) = lines_field {
-                non_empty("lines_field", field)?;
-            }
-            CompiledCheck::ReplyReportsResult(report)
-        }
-        Check::StopReasonIs { reason } => {
-            if !STOP_REASON_NAMES.contains(&reason.as_str()) {
-                return Err(format!(
-                    "unknown stop reason `{reason}`; known: {}",
-                    STOP_REASON_NAMES.join(", ")
-                ));
-            }
-            CompiledCheck::StopReasonIs {
-                reason: reason.clone(),
-            }
-        }
-    })
+        } => compile_reply_reports_result(
+            counted_results(tool, success_pattern)?,
+            unless,
+            facts,
+            weak_words,
+            lines_field,
+            *allow_rounding,
+        ),
+        Check::StopReasonIs { reason } => compile_stop_reason_is(reason),
+    }
+}
+
+fn compile_tool_called(tool: &str) -> Result<CompiledCheck, String> {
+    non_empty("tool", tool)?;
+    Ok(CompiledCheck::tool_called(tool.to_string()))
+}
+
+fn compile_tool_not_called(tool: &Option<String>) -> Result<CompiledCheck, String> {
+    optional_tool(tool)?;
+    Ok(CompiledCheck::tool_not_called(tool.clone()))
+}
+
+fn compile_call_count(
+    tool: &Option<String>,
+    min: Option<u32>,
+    max: Option<u32>,
+) -> Result<CompiledCheck, String> {
+    optional_tool(tool)?;
+    validate_count_bounds(min, max)?;
+    Ok(CompiledCheck::call_count(tool.clone(), min, max))
+}
+
+fn compile_argument_equals_field(
+    argument: ToolArgument,
+    field: &str,
+    fold: bool,
+) -> Result<CompiledCheck, String> {
+    non_empty("field", field)?;
+    Ok(CompiledCheck::argument_equals_field(
+        argument,
+        field.to_string(),
+        fold,
+    ))
+}
+
+fn compile_argument_equals(
+    argument: ToolArgument,
+    value: &Value,
+    fold: bool,
+) -> Result<CompiledCheck, String> {
+    if value.is_null() {
+        return Err("`value` is null".into());
+    }
+    Ok(CompiledCheck::argument_equals(
+        argument,
+        value.clone(),
+        fold,
+    ))
+}
+
+fn compile_argument_matches(
+    argument: ToolArgument,
+    pattern: &str,
+) -> Result<CompiledCheck, String> {
+    Ok(CompiledCheck::argument_matches(
+        argument,
+        compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
+    ))
+}
+
+fn compile_reply_contains(
+    text: &Option<String>,
+    field: &Option<String>,
+    fold: bool,
+) -> Result<CompiledCheck, String> {
+    Ok(CompiledCheck::reply_contains(
+        needle(text, field, fold)?,
+        fold,
+    ))
+}
+
+fn compile_reply_matches(pattern: &str, unless: &Option<String>) -> Result<CompiledCheck, String> {
+    Ok(CompiledCheck::reply_matches(
+        compile_pattern("pattern", pattern, 0, Vacuous::Both)?,
+        compile_unless(unless)?,
+    ))
+}
+
+fn compile_reply_not_matches(pattern: &str) -> Result<CompiledCheck, String> {
+    Ok(CompiledCheck::reply_not_matches(compile_pattern(
+        "pattern",
+        pattern,
+        0,
+        Vacuous::Both,
+    )?))
+}
+
+fn compile_reply_mentions_tool_value(
+    tool: &Option<String>,
+    from_result_line: Option<usize>,
+    from_result_pattern: &Option<String>,
+    fold: bool,
+) -> Result<CompiledCheck, String> {
+    optional_tool(tool)?;
+    Ok(CompiledCheck::reply_mentions_tool_value(
+        tool.clone(),
+        result_value(from_result_line, from_result_pattern)?,
+        fold,
+    ))
+}
+
+fn compile_no_unsupported_numbers(
+    followed_by: &Option<Vec<String>>,
+    allow_rounding: bool,
+) -> Result<CompiledCheck, String> {
+    validate_followed_by(followed_by)?;
+    Ok(CompiledCheck::no_unsupported_numbers(
+        followed_by.clone(),
+        allow_rounding,
+    ))
+}
+
+fn compile_no_unsupported_temperatures(
+    tool: &Option<String>,
+    success_pattern: &Option<String>,
+    allow_rounding: bool,
+) -> Result<CompiledCheck, String> {
+    Ok(CompiledCheck::no_unsupported_temperatures(
+        counted_results(tool, success_pattern)?,
+        allow_rounding,
+    ))
+}
+
+fn compile_reply_temperature_in_field_unit(field: &str) -> Result<CompiledCheck, String> {
+    non_empty("field", field)?;
+    Ok(CompiledCheck::reply_temperature_in_field_unit(
+        field.to_string(),
+    ))
+}
+
+fn compile_reply_reports_result(
+    results: CountedResults,
+    unless: &Option<String>,
+    facts: &[String],
+    weak_words: &[String],
+    lines_field: &Option<String>,
+    allow_rounding: bool,
+) -> Result<CompiledCheck, String> {
+    let report = ReportsResult {
+        results,
+        unless: compile_unless(unless)?,
+        facts: compile_facts(facts)?,
+        weak_words: fold_weak_words(weak_words)?,
+        lines_field: lines_field.clone(),
+        allow_rounding,
+    };
+    if let Some(field) = lines_field {
+        non_empty("lines_field", field)?;
+    }
+    Ok(CompiledCheck::reply_reports_result(report))
+}
+
+fn compile_stop_reason_is(reason: &str) -> Result<CompiledCheck, String> {
+    if !STOP_REASON_NAMES.contains(&reason) {
+        return Err(format!(
+            "unknown stop reason `{reason}`; known: {}",
+            STOP_REASON_NAMES.join(", ")
+        ));
+    }
+    Ok(CompiledCheck::stop_reason_is(reason.to_string()))
 }
 
 fn validate_count_bounds(min: Option<u32>, max: Option<u32>) -> Result<(), String> {

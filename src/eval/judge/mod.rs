@@ -27,9 +27,9 @@
 //! `reply_temperature_in_field_unit`; the run — `stop_reason_is`. Kinds are generic: what is
 //! particular to a pack (a tool's name, how its results read) lives in the pack's keys.
 //!
-//! `laws` holds the types and the load-time checks, which compile each law's check;
-//! `compiled` the compiled checks and one function per kind that judges it; `pattern` what a
-//! regular expression can reach; `text` folding, numbers and temperatures. Which laws apply to
+//! `laws` holds the types and the load-time checks, which compile each law's check (one
+//! function per kind); `compiled` the compiled check, built by one constructor per kind that
+//! gives the function judging it; `pattern` what a regular expression can reach; `text` folding, numbers and temperatures. Which laws apply to
 //! a sample, and their verdict on a transcript, are here.
 
 mod compiled;

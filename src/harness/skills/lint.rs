@@ -212,127 +212,176 @@ fn declared_name(text: &str) -> Option<String> {
 
 /// Every finding for one `SKILL.md`'s text; `folder` is the name of the folder it sits in.
 pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let finding = |line: usize, severity: Severity, field: &str, message: String| Finding {
-        file: file.to_path_buf(),
-        line,
-        severity,
-        field: field.to_string(),
-        message,
+    let mut findings = Findings {
+        file,
+        text,
+        list: Vec::new(),
     };
-    let (yaml, body) = match split_front_matter(text) {
+    let (map, body) = match front_matter(text) {
         Ok(parts) => parts,
-        Err(message) => {
-            out.push(finding(1, Severity::Error, "", message.to_string()));
-            return out;
+        Err((line, message)) => {
+            findings.push(line, Severity::Error, "", message);
+            return findings.list;
         }
     };
-    let value: Value = match serde_yaml::from_str(yaml) {
-        Ok(value) => value,
-        Err(e) => {
-            // A problem found at the end of the YAML (an unclosed bracket) is on its last
-            // line, not on the closing `---`.
-            let last = yaml.lines().count() + 1;
-            let line = e.location().map_or(1, |at| (at.line() + 1).min(last));
-            let message = e.to_string();
-            let message = message
-                .rfind(" at line ")
-                .map_or(message.as_str(), |cut| &message[..cut]);
-            out.push(finding(
-                line,
-                Severity::Error,
-                "",
-                format!("front matter is not YAML: {message}"),
-            ));
-            return out;
-        }
-    };
-    let Some(map) = value.as_mapping() else {
-        out.push(finding(
-            2,
-            Severity::Error,
-            "",
-            "front matter must be a mapping of fields".into(),
-        ));
-        return out;
-    };
-    let line_of = |key: &str| key_line(text, key).unwrap_or(1);
-    let mut error = |key: &str, message: String| {
-        out.push(finding(line_of(key), Severity::Error, key, message));
-    };
+    check_name(&map, folder, &mut findings);
+    check_description(&map, &mut findings);
+    check_license(&map, &mut findings);
+    check_compatibility(&map, &mut findings);
+    check_metadata(&map, &mut findings);
+    check_allowed_tools(&map, &mut findings);
+    check_field_names(&map, &mut findings);
+    check_body(body, &mut findings);
+    let mut list = findings.list;
+    list.sort_by_key(|f| (f.line, f.severity));
+    list
+}
 
+/// The findings of one file, in the order they are found.
+struct Findings<'a> {
+    file: &'a Path,
+    text: &'a str,
+    list: Vec<Finding>,
+}
+
+impl Findings<'_> {
+    fn push(&mut self, line: usize, severity: Severity, field: &str, message: String) {
+        self.list.push(Finding {
+            file: self.file.to_path_buf(),
+            line,
+            severity,
+            field: field.to_string(),
+            message,
+        });
+    }
+
+    /// A finding about the front-matter field `key`, on its line.
+    fn on_field(&mut self, severity: Severity, key: &str, message: String) {
+        let line = key_line(self.text, key).unwrap_or(1);
+        self.push(line, severity, key, message);
+    }
+
+    fn field_error(&mut self, key: &str, message: String) {
+        self.on_field(Severity::Error, key, message);
+    }
+}
+
+/// The front matter as a mapping of fields, and the body; else the line and what is wrong.
+fn front_matter(text: &str) -> Result<(serde_yaml::Mapping, &str), (usize, String)> {
+    let (yaml, body) = split_front_matter(text).map_err(|message| (1, message.to_string()))?;
+    let value: Value = serde_yaml::from_str(yaml).map_err(|e| {
+        // A problem found at the end of the YAML (an unclosed bracket) is on its last line,
+        // not on the closing `---`.
+        let last = yaml.lines().count() + 1;
+        let line = e.location().map_or(1, |at| (at.line() + 1).min(last));
+        let message = e.to_string();
+        let message = message
+            .rfind(" at line ")
+            .map_or(message.as_str(), |cut| &message[..cut]);
+        (line, format!("front matter is not YAML: {message}"))
+    })?;
+    // A tagged mapping counts as its mapping.
+    match value.as_mapping() {
+        Some(map) => Ok((map.clone(), body)),
+        None => Err((2, "front matter must be a mapping of fields".into())),
+    }
+}
+
+/// `name`: required, by the format's rule, and the name of the skill's folder.
+fn check_name(map: &serde_yaml::Mapping, folder: Option<&str>, findings: &mut Findings) {
     match map.get("name") {
-        None => error("name", "missing; the format requires it".into()),
+        None => findings.field_error("name", "missing; the format requires it".into()),
         Some(Value::String(name)) => {
             for problem in name_problems(name) {
-                error("name", problem);
+                findings.field_error("name", problem);
             }
             if let Some(folder) = folder.filter(|folder| name != folder) {
-                error(
+                findings.field_error(
                     "name",
                     format!("{name:?} does not match the skill's folder name {folder:?}"),
                 );
             }
         }
-        Some(_) => error("name", "must be a string".into()),
+        Some(_) => findings.field_error("name", "must be a string".into()),
     }
+}
+
+/// `description`: required, not empty, within the format's length.
+fn check_description(map: &serde_yaml::Mapping, findings: &mut Findings) {
     match map.get("description") {
-        None => error("description", "missing; the format requires it".into()),
+        None => findings.field_error("description", "missing; the format requires it".into()),
         Some(Value::String(description)) => {
             let length = description.chars().count();
             if description.trim().is_empty() {
-                error("description", "is empty".into());
+                findings.field_error("description", "is empty".into());
             } else if length > DESCRIPTION_MAX {
-                error(
+                findings.field_error(
                     "description",
                     format!("is {length} characters; the format allows {DESCRIPTION_MAX}"),
                 );
             }
         }
-        Some(_) => error("description", "must be a string".into()),
+        Some(_) => findings.field_error("description", "must be a string".into()),
     }
-    if let Some(license) = map.get("license") {
-        if !license.is_string() {
-            error("license", "must be a string".into());
-        }
+}
+
+/// `license`, when given: a string.
+fn check_license(map: &serde_yaml::Mapping, findings: &mut Findings) {
+    if map
+        .get("license")
+        .is_some_and(|license| !license.is_string())
+    {
+        findings.field_error("license", "must be a string".into());
     }
+}
+
+/// `compatibility`, when given: not empty, within the format's length.
+fn check_compatibility(map: &serde_yaml::Mapping, findings: &mut Findings) {
     match map.get("compatibility") {
         None => {}
         Some(Value::String(text)) => {
             let length = text.chars().count();
             if text.trim().is_empty() {
-                error("compatibility", "is empty; leave it out instead".into());
+                findings.field_error("compatibility", "is empty; leave it out instead".into());
             } else if length > COMPATIBILITY_MAX {
-                error(
+                findings.field_error(
                     "compatibility",
                     format!("is {length} characters; the format allows {COMPATIBILITY_MAX}"),
                 );
             }
         }
-        Some(_) => error("compatibility", "must be a string".into()),
+        Some(_) => findings.field_error("compatibility", "must be a string".into()),
     }
+}
+
+/// `metadata`, when given: strings to strings.
+fn check_metadata(map: &serde_yaml::Mapping, findings: &mut Findings) {
     match map.get("metadata") {
         None => {}
         Some(Value::Mapping(entries)) => {
             for (key, value) in entries {
                 if !key.is_string() || !value.is_string() {
                     let shown = serde_yaml::to_string(key).unwrap_or_default();
-                    error(
+                    findings.field_error(
                         "metadata",
                         format!("entry {} must map a string to a string", shown.trim_end()),
                     );
                 }
             }
         }
-        Some(_) => error(
+        Some(_) => findings.field_error(
             "metadata",
             "must be a mapping of string keys to string values".into(),
         ),
     }
+}
+
+/// `allowed-tools`, when given: one space-separated string, each entry's name (before a
+/// `(pattern)`) held to the rule a pack's tools are.
+fn check_allowed_tools(map: &serde_yaml::Mapping, findings: &mut Findings) {
     match map.get("allowed-tools") {
         None => {}
         Some(Value::String(text)) => {
-            // Each entry's name (before a `(pattern)`) is held to the rule a pack's tools are.
             // A pattern in parentheses may hold spaces (`Bash(git add:*)`): only the names
             // outside them are checked.
             let mut depth = 0usize;
@@ -340,7 +389,7 @@ pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> 
                 if depth == 0 {
                     let name = entry.split('(').next().unwrap_or(entry);
                     if let Err(e) = crate::harness::tools::check_tool_name(name) {
-                        error("allowed-tools", e);
+                        findings.field_error("allowed-tools", e);
                     }
                 }
                 for c in entry.chars() {
@@ -352,24 +401,27 @@ pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> 
                 }
             }
         }
-        Some(Value::Sequence(_)) => error(
+        Some(Value::Sequence(_)) => findings.field_error(
             "allowed-tools",
             "is a list; the format wants one space-separated string (`allowed-tools: a b`)".into(),
         ),
-        Some(_) => error(
+        Some(_) => findings.field_error(
             "allowed-tools",
             "must be a space-separated string of tool names".into(),
         ),
     }
+}
 
+/// Every field is one of the format's or skilleval's own; another is kept, with a warning.
+fn check_field_names(map: &serde_yaml::Mapping, findings: &mut Findings) {
     for key in map.keys() {
         let Some(key) = key.as_str() else {
-            out.push(finding(
+            findings.push(
                 2,
                 Severity::Error,
                 "",
                 "a field name is not a string".into(),
-            ));
+            );
             continue;
         };
         if FORMAT_FIELDS.contains(&key) || SKILLEVAL_FIELDS.contains(&key) {
@@ -383,9 +435,15 @@ pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> 
              refuse it (`metadata` holds extra fields)"
                 .to_string()
         };
-        out.push(finding(line_of(key), Severity::Warning, key, message));
+        findings.on_field(Severity::Warning, key, message);
     }
+}
 
+/// The body: one the loader accepts, not empty, worked examples as example blocks rather than
+/// prose, and within the lines the format advises.
+fn check_body(body: &str, findings: &mut Findings) {
+    let text = findings.text;
+    let file = findings.file;
     let body_line = text[..text.len() - body.len()].lines().count() + 1;
     if let Err(e) = checked_body(body, file) {
         let message = format!("{e:#}");
@@ -393,35 +451,33 @@ pub fn lint_text(text: &str, file: &Path, folder: Option<&str>) -> Vec<Finding> 
             .strip_prefix(&format!("{}: ", file.display()))
             .unwrap_or(&message)
             .to_string();
-        out.push(finding(body_line, Severity::Error, "body", message));
+        findings.push(body_line, Severity::Error, "body", message);
     }
     if body.trim().is_empty() {
-        out.push(finding(
+        findings.push(
             body_line,
             Severity::Warning,
             "body",
             "is empty: a loaded skill would tell the model nothing".into(),
-        ));
+        );
     }
     for index in crate::harness::examples::prose_example_lines(body) {
-        out.push(finding(
+        findings.push(
             body_line + index,
             Severity::Warning,
             "body",
             PROSE_EXAMPLE.into(),
-        ));
+        );
     }
     let body_lines = body.lines().count();
     if body_lines > BODY_LINES_ADVISED {
-        out.push(finding(
+        findings.push(
             body_line,
             Severity::Warning,
             "body",
             format!("is {body_lines} lines; the format advises under {BODY_LINES_ADVISED}"),
-        ));
+        );
     }
-    out.sort_by_key(|f| (f.line, f.severity));
-    out
 }
 
 /// What is wrong with a skill name by the format's rule: 1–64 lowercase letters, digits and

@@ -1,0 +1,199 @@
+//! A new pack's starter corpus and judge cases: the prompts given (or placeholders to replace),
+//! and for each a reply every law passes and, for every law, a reply where it fails.
+
+use std::fmt::Write as _;
+
+use serde_json::{json, Map, Value};
+
+use super::{key_arguments_of, needs_category, ToolSource, NO_TOOL_CATEGORY};
+
+/// One prompt of the starter corpus.
+pub(super) struct StarterSample {
+    id: String,
+    category: String,
+    prompt: String,
+}
+
+/// The starter prompts, by tool and then `none`: the ones given, else three placeholders a
+/// category; and how many placeholders there are.
+pub(super) fn starter_samples(
+    prompts: &[(String, String)],
+    tools: &[(String, ToolSource)],
+) -> (Vec<StarterSample>, usize) {
+    let mut samples = Vec::new();
+    let mut placeholders = 0;
+    let keys = tools.iter().map(|(name, _)| name.as_str()).chain(["none"]);
+    for key in keys {
+        let category = if key == "none" {
+            NO_TOOL_CATEGORY.to_string()
+        } else {
+            needs_category(key)
+        };
+        let given: Vec<&String> = prompts
+            .iter()
+            .filter(|(c, _)| c == key)
+            .map(|(_, p)| p)
+            .collect();
+        let texts: Vec<String> = if given.is_empty() {
+            placeholders += 3;
+            (1..=3)
+                .map(|n| match key {
+                    "none" => {
+                        format!("Replace me: a request that needs none of the skill's tools ({n}).")
+                    }
+                    tool => format!("Replace me: a request that needs {tool} ({n})."),
+                })
+                .collect()
+        } else {
+            given.into_iter().cloned().collect()
+        };
+        for (n, prompt) in texts.into_iter().enumerate() {
+            samples.push(StarterSample {
+                id: format!("{}-{:03}", category.replace('_', "-"), n + 1),
+                category: category.clone(),
+                prompt,
+            });
+        }
+    }
+    (samples, placeholders)
+}
+
+/// `corpus.jsonl`: one line per starter prompt.
+pub(super) fn corpus_jsonl(samples: &[StarterSample]) -> String {
+    let mut corpus = String::new();
+    for s in samples {
+        let _ = writeln!(
+            corpus,
+            "{}",
+            json!({"id": s.id, "category": s.category, "prompt": s.prompt})
+        );
+    }
+    corpus
+}
+
+/// The judge cases being written, one JSON line each, numbered from 1.
+#[derive(Default)]
+struct JudgeCases {
+    text: String,
+    count: usize,
+}
+
+impl JudgeCases {
+    fn add(
+        &mut self,
+        prompt_id: &str,
+        calls: Value,
+        reply: &str,
+        stop: Option<&str>,
+        verdicts: Value,
+        note: &str,
+    ) {
+        self.count += 1;
+        let mut line = json!({"id": format!("case-{:03}", self.count), "prompt_id": prompt_id, "calls": calls, "reply": reply, "verdicts": verdicts, "source": "init", "note": note});
+        if let Some(stop) = stop {
+            line["stop"] = json!(stop);
+        }
+        let _ = writeln!(self.text, "{line}");
+    }
+}
+
+/// The judge cases: a passing reply for every sample, and for every law a reply where it fails.
+pub(super) fn judge_cases(samples: &[StarterSample], tools: &[(String, ToolSource)]) -> String {
+    let mut cases = JudgeCases::default();
+    let mut failed_answers = false;
+    for sample in samples {
+        if sample.category == NO_TOOL_CATEGORY {
+            no_tool_cases(&mut cases, &sample.id, tools.first());
+        } else {
+            let tool = tools
+                .iter()
+                .find(|(n, _)| needs_category(n) == sample.category)
+                .expect("a tool's category");
+            tool_cases(&mut cases, &sample.id, tool, !failed_answers);
+            failed_answers = true;
+        }
+    }
+    cases.text
+}
+
+/// A prompt that needs no tool: answered without one passes, and with `tool` (the first, if
+/// the skill has one) called fails.
+fn no_tool_cases(cases: &mut JudgeCases, id: &str, tool: Option<&(String, ToolSource)>) {
+    cases.add(
+        id,
+        json!([]),
+        "Here is a plain answer.",
+        None,
+        json!({"no-call-when-not-needed": true, "answers": true}),
+        "passes: answered without a tool",
+    );
+    if let Some((tool, source)) = tool {
+        cases.add(
+            id,
+            json!([call_of(tool, source)]),
+            "Here is what the tool said.",
+            None,
+            json!({"no-call-when-not-needed": false, "answers": true}),
+            "fails: a tool called that the request does not need",
+        );
+    }
+}
+
+/// A prompt that needs `tool`: calling it then answering passes, answering without it fails,
+/// and (`with_no_answer`, once in the pack) running out of rounds before an answer fails
+/// `answers`.
+fn tool_cases(
+    cases: &mut JudgeCases,
+    id: &str,
+    (tool, source): &(String, ToolSource),
+    with_no_answer: bool,
+) {
+    let law = format!("calls-{tool}");
+    cases.add(
+        id,
+        json!([call_of(tool, source)]),
+        "Here is what the tool said.",
+        None,
+        json!({law.clone(): true, "answers": true}),
+        "passes: the tool called, then an answer",
+    );
+    cases.add(
+        id,
+        json!([]),
+        "I do not know.",
+        None,
+        json!({law.clone(): false, "answers": true}),
+        "fails: answered without calling the tool",
+    );
+    if with_no_answer {
+        cases.add(
+            id,
+            json!([call_of(tool, source)]),
+            "",
+            Some("round_budget"),
+            json!({law: true, "answers": false}),
+            "fails `answers`: the rounds ran out before an answer",
+        );
+    }
+}
+
+/// A call for a judge case, answered verbatim so that no recording is needed yet.
+fn call_of(tool: &str, source: &ToolSource) -> Value {
+    let arguments: Map<String, Value> = match source {
+        ToolSource::Command { arguments, .. } | ToolSource::Recorded { arguments, .. } => arguments
+            .iter()
+            .map(|a| (a.clone(), json!("example")))
+            .collect(),
+        ToolSource::Mcp { listed, .. } => key_arguments_of(&listed.input_schema)
+            .into_iter()
+            .map(|a| (a, json!("example")))
+            .collect(),
+        ToolSource::Typed => match tool {
+            crate::tools::weather::TOOL_NAME => [("location".to_string(), json!("Paris"))]
+                .into_iter()
+                .collect(),
+            _ => Map::new(),
+        },
+    };
+    json!({"tool": tool, "arguments": arguments, "result": "(the tool's answer)"})
+}
