@@ -46,8 +46,7 @@ fn pack_with_variants() -> (tempfile::TempDir, PathBuf, Vec<PathBuf>) {
 
 fn options(pack_dir: &Path, output: &Path, variants: &[PathBuf], repeats: u32) -> RunOptions {
     let mut opts = run_options(pack_dir, output, repeats);
-    opts.variant = variants.first().cloned();
-    opts.more_variants = variants.iter().skip(1).cloned().collect();
+    opts.variants = variants.to_vec();
     opts
 }
 
@@ -121,7 +120,7 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     let (_temp, pack_dir, variants) = pack_with_variants();
     let output = tempfile::tempdir().unwrap();
     let opts = options(&pack_dir, output.path(), &variants, 2);
-    let arms = arm::arms_with_variants(true, 3);
+    let arms = arm::in_plan_order(true, 3);
     assert_eq!(
         arms,
         [
@@ -191,7 +190,10 @@ fn three_variants_run_against_one_baseline_with_one_correction() {
     // The same comparison of the first variant alone: same Δ and raw p, a stricter level.
     let single_out = tempfile::tempdir().unwrap();
     let single = options(&pack_dir, single_out.path(), &variants[..1], 2);
-    let alone = run_with(&single, script(&single, &arm::arms(true), &[], replies));
+    let alone = run_with(
+        &single,
+        script(&single, &arm::in_plan_order(true, 1), &[], replies),
+    );
     assert_eq!(
         judged(&alone.entries, Arm::Variant(0)),
         judged(&result.entries, Arm::Variant(0))
@@ -268,7 +270,7 @@ fn second_wording_only(opts: &RunOptions) -> Vec<String> {
     };
     script(
         opts,
-        &arm::arms(true),
+        &arm::in_plan_order(true, 1),
         &[Arm::Control, Arm::Baseline],
         as_second,
     )
@@ -281,7 +283,7 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
     let first_opts = options(&pack_dir, output.path(), &variants[..1], 2);
     let first = run_with(
         &first_opts,
-        script(&first_opts, &arm::arms(true), &[], replies),
+        script(&first_opts, &arm::in_plan_order(true, 1), &[], replies),
     );
 
     // The second wording alone, its baseline from the cache: only its own arm runs.
@@ -317,7 +319,10 @@ fn a_later_run_takes_its_baseline_from_an_earlier_one_with_the_same_inputs() {
 /// The earlier run of a reuse test, in its own output folder.
 fn earlier_run(pack_dir: &Path, output: &Path, variants: &[PathBuf]) -> RunResult {
     let opts = options(pack_dir, output, &variants[..1], 1);
-    run_with(&opts, script(&opts, &arm::arms(true), &[], replies))
+    run_with(
+        &opts,
+        script(&opts, &arm::in_plan_order(true, 1), &[], replies),
+    )
 }
 
 /// Whether a later run of the second wording took its baseline from the earlier run, after
@@ -499,7 +504,7 @@ fn three_variants_run() -> (
     let (pack_temp, pack_dir, variants) = pack_with_variants();
     let output = tempfile::tempdir().unwrap();
     let opts = options(&pack_dir, output.path(), &variants, 2);
-    let arms = arm::arms_with_variants(true, 3);
+    let arms = arm::in_plan_order(true, 3);
     let result = run_with(&opts, script(&opts, &arms, &[], replies));
     ((pack_temp, output), pack_dir, variants, result)
 }

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use skilleval::eval::fixtures::Fixture;
+use skilleval::eval::fixture_store::Fixture;
 use skilleval::eval::record::journal::JournalEntry;
 use skilleval::eval::replay::RecordMode;
 use skilleval::eval::runner::{self, RunOptions};

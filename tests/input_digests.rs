@@ -19,7 +19,7 @@ fn digests_within_time(dir: &Path) -> InputHashes {
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
         let pack = Pack::load(dir.to_str().unwrap()).unwrap();
-        let hashes = pack.input_hashes(&pack.skills_dir, None, &[], &pack.corpus_path);
+        let hashes = pack.input_hashes(&pack.skills_dir, &[], &pack.corpus_path);
         let _ = sender.send(hashes.map_err(|e| e.to_string()));
     });
     receiver

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-use skilleval::eval::fixtures::Fixture;
+use skilleval::eval::fixture_store::Fixture;
 use skilleval::eval::init::{self, InitOptions};
 use skilleval::eval::law_cases;
 use skilleval::eval::pack::Pack;

@@ -149,7 +149,7 @@ fn weather_options(output: &Path) -> RunOptions {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let pack = Pack::load(root.join("packs/weather").to_str().unwrap()).unwrap();
     let mut opts = RunOptions::new(pack);
-    opts.variant = Some(root.join("packs/weather/variants/b.md"));
+    opts.variants = vec![root.join("packs/weather/variants/b.md")];
     opts.limit = Some(3);
     opts.repeats = 1;
     opts.temperature = Some(0.0);

@@ -14,7 +14,7 @@ use skilleval::eval::pack::Pack;
 use skilleval::eval::plan;
 use skilleval::eval::record::{self, JournalEntry};
 use skilleval::eval::rejudge;
-use skilleval::eval::report::finish::settings_of;
+use skilleval::eval::report::files::settings_of;
 use skilleval::eval::reuse::BaselineSource;
 use skilleval::eval::run_summary;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
@@ -58,12 +58,17 @@ fn options(pack_dir: &Path, output: &Path) -> RunOptions {
 /// Runs `opts`, the scripted replies of `arms` in plan order, skipping `skipped` arms' units.
 fn run(opts: &RunOptions, skipped: &[Arm]) -> RunResult {
     let samples = opts.pack.corpus(None).unwrap();
-    let script: Vec<String> =
-        plan::plan(&samples, opts.repeats, opts.seed, &arm::arms(false), false)
-            .iter()
-            .filter(|u| !skipped.contains(&u.arm))
-            .flat_map(|u| replies(&samples[u.sample_index], u.arm))
-            .collect();
+    let script: Vec<String> = plan::plan(
+        &samples,
+        opts.repeats,
+        opts.seed,
+        &arm::in_plan_order(false, 1),
+        false,
+    )
+    .iter()
+    .filter(|u| !skipped.contains(&u.arm))
+    .flat_map(|u| replies(&samples[u.sample_index], u.arm))
+    .collect();
     let mut backend = ScriptedBackend::new(Family::Gemma, script);
     let result = runner::run(&mut backend, opts).expect("the run completes");
     assert_eq!(backend.remaining(), 0, "every scripted reply was asked for");

@@ -13,7 +13,7 @@ use std::process::Command;
 
 use scraper::{Html, Selector};
 use skilleval::eval::record;
-use skilleval::eval::report::finish::settings_of;
+use skilleval::eval::report::files::settings_of;
 use skilleval::eval::report::{html, junit};
 use skilleval::eval::run_summary;
 use skilleval::eval::stats::Summary;
@@ -202,10 +202,10 @@ fn the_report_command_rebuilds_the_same_page_and_markdown() {
     );
     let (_temp2, record, summary) = record_and_summary();
     let written = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    let (_, page) = skilleval::eval::report::finish::render(
+    let (_, page) = skilleval::eval::report::files::render(
         &record,
         &summary,
-        &skilleval::eval::report::finish::settings_of(&record),
+        &skilleval::eval::report::files::settings_of(&record),
     );
     assert_eq!(written, page);
     let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();

@@ -36,9 +36,9 @@ fn variants_change_only_the_description_and_the_control_removes_it() {
     assert_eq!(pack.control, ControlPart::Description);
     assert!(variants().len() >= 2);
     for file in variants() {
-        let arms = runner::arms(&pack, None, Some(&file)).unwrap();
-        let base = arms.baseline.get(&pack.skill).unwrap();
-        let variant = arms.variant().get(&pack.skill).unwrap();
+        let trees = runner::skill_trees(&pack, None, std::slice::from_ref(&file)).unwrap();
+        let base = trees.baseline.get(&pack.skill).unwrap();
+        let variant = trees.first_variant().get(&pack.skill).unwrap();
         assert_eq!(variant.body, base.body, "{}", file.display());
         assert_ne!(
             variant.meta.description,
@@ -46,7 +46,7 @@ fn variants_change_only_the_description_and_the_control_removes_it() {
             "{}",
             file.display()
         );
-        let control = arms.control.get(&pack.skill).unwrap();
+        let control = trees.control.get(&pack.skill).unwrap();
         assert_eq!(control.meta.description, "");
         assert_eq!(control.body, base.body);
     }
@@ -57,7 +57,7 @@ fn variants_change_only_the_description_and_the_control_removes_it() {
 fn on_the_real_model_every_call_is_one_its_round_offered() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());
-    opts.variant = Some(pack_dir().join("variants/sharper.md"));
+    opts.variants = vec![pack_dir().join("variants/sharper.md")];
     opts.limit = Some(4);
     opts.repeats = 1;
     opts.output_root = out.path().to_path_buf();

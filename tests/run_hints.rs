@@ -49,7 +49,7 @@ fn the_hints_of_a_run_whose_pack_folder_is_not_named_after_it_work_as_printed() 
     let mut opts = RunOptions::new(Pack::load("station-skill-pack").unwrap());
     opts.output_root = runs.clone();
     opts.repeats = 1;
-    opts.variant = Some(pack_dir.join("variant.md"));
+    opts.variants = vec![pack_dir.join("variant.md")];
     opts.control = false;
     opts.baseline_source = BaselineSource::Off;
     let samples = opts.pack.corpus(None).unwrap();

@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
-use skilleval::eval::fixtures::{Fixture, FixtureStore, Fold, Route};
+use skilleval::eval::fixture_store::{Fixture, FixtureStore, Fold, Route};
 use skilleval::eval::judge::LAW_KINDS;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner;
@@ -218,7 +218,7 @@ fn a_variant_without_front_matter_cannot_stand_in_for_an_absent_skill() {
     let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
 
     let body_only = mini_pack_dir().join("variant.md");
-    let error = runner::arms(&pack, Some(&skills_dir), Some(&body_only))
+    let error = runner::skill_trees(&pack, Some(&skills_dir), std::slice::from_ref(&body_only))
         .map(|_| ())
         .unwrap_err();
     let error = format!("{error:#}");
@@ -228,7 +228,7 @@ fn a_variant_without_front_matter_cannot_stand_in_for_an_absent_skill() {
     // Without a variant the pack's own field is at fault.
     let error = format!(
         "{:#}",
-        runner::arms(&pack, Some(&skills_dir), None)
+        runner::skill_trees(&pack, Some(&skills_dir), &[])
             .map(|_| ())
             .unwrap_err()
     );
@@ -244,23 +244,24 @@ fn a_variant_without_front_matter_cannot_stand_in_for_an_absent_skill() {
         "---\nname: stations\ndescription: Station readings.\n---\nCall station_reading.\n",
     )
     .unwrap();
-    let arms = runner::arms(&pack, Some(&skills_dir), Some(&whole)).unwrap();
-    assert!(arms.baseline.get("stations").is_none());
+    let trees =
+        runner::skill_trees(&pack, Some(&skills_dir), std::slice::from_ref(&whole)).unwrap();
+    assert!(trees.baseline.get("stations").is_none());
     assert_eq!(
-        arms.variant().get("stations").unwrap().body,
+        trees.first_variant().get("stations").unwrap().body,
         "Call station_reading."
     );
-    assert!(!arms.aa);
+    assert!(!trees.aa);
 }
 
 #[test]
 fn a_body_only_variant_replaces_the_body_and_keeps_the_front_matter() {
     let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
     let variant = mini_pack_dir().join("variant.md");
-    let arms = runner::arms(&pack, None, Some(&variant)).unwrap();
+    let trees = runner::skill_trees(&pack, None, std::slice::from_ref(&variant)).unwrap();
     let (baseline, overlaid) = (
-        arms.baseline.get("stations").unwrap(),
-        arms.variant().get("stations").unwrap(),
+        trees.baseline.get("stations").unwrap(),
+        trees.first_variant().get("stations").unwrap(),
     );
     assert_eq!(overlaid.meta, baseline.meta);
     assert_ne!(overlaid.body, baseline.body);
@@ -280,10 +281,10 @@ fn a_description_control_keeps_the_body_and_offers_the_skill_by_name_alone() {
     let text = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(&toml, format!("control = \"description\"\n{text}")).unwrap();
     let pack = Pack::load(dir.to_str().unwrap()).unwrap();
-    let arms = runner::arms(&pack, None, None).unwrap();
+    let trees = runner::skill_trees(&pack, None, &[]).unwrap();
     let (baseline, control) = (
-        arms.baseline.get("stations").unwrap(),
-        arms.control.get("stations").unwrap(),
+        trees.baseline.get("stations").unwrap(),
+        trees.control.get("stations").unwrap(),
     );
     assert_eq!(control.body, baseline.body);
     assert!(!baseline.meta.description.is_empty());
@@ -291,12 +292,12 @@ fn a_description_control_keeps_the_body_and_offers_the_skill_by_name_alone() {
 
     // The default control empties the body and keeps the description.
     let pack = Pack::load(mini_pack_dir().to_str().unwrap()).unwrap();
-    let arms = runner::arms(&pack, None, None).unwrap();
-    let control = arms.control.get("stations").unwrap();
+    let trees = runner::skill_trees(&pack, None, &[]).unwrap();
+    let control = trees.control.get("stations").unwrap();
     assert_eq!(control.body, "");
     assert_eq!(
         control.meta.description,
-        arms.baseline.get("stations").unwrap().meta.description
+        trees.baseline.get("stations").unwrap().meta.description
     );
 }
 

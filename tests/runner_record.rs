@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use skilleval::eval::arm::Arm;
 use skilleval::eval::corpus::Sample;
-use skilleval::eval::fixtures::Fixture;
+use skilleval::eval::fixture_store::Fixture;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::{LiveServices, RecordMode};
 use skilleval::eval::runner::{self, RunOptions, RunResult};

@@ -25,7 +25,10 @@ const TOOL: &str = "station_reading";
 
 fn options(output: &Path, repeats: u32, variant: bool) -> RunOptions {
     let mut opts = run_options(&mini_pack_dir(), output, repeats);
-    opts.variant = variant.then(|| mini_pack_dir().join("variant.md"));
+    opts.variants = variant
+        .then(|| mini_pack_dir().join("variant.md"))
+        .into_iter()
+        .collect();
     opts
 }
 
@@ -157,7 +160,7 @@ fn a_run_writes_journal_manifest_summaries_and_report() {
     let rebuilt = run_summary::of_record(&record).unwrap();
     assert_eq!(rebuilt, result.summary);
     let (text, page) =
-        report::finish::render(&record, &rebuilt, &report::finish::settings_of(&record));
+        report::files::render(&record, &rebuilt, &report::files::settings_of(&record));
     assert_eq!(page, html);
     assert_eq!(text, report);
 
@@ -289,7 +292,7 @@ fn resume_after_an_interruption_runs_only_what_is_missing() {
 
     // A different variant would mix two experiments in one journal.
     let mut other = resume.clone();
-    other.variant = None;
+    other.variants = Vec::new();
     let mut backend = ScriptedBackend::new(Family::Gemma, Vec::<String>::new());
     let error = runner::run(&mut backend, &other)
         .map(|_| ())

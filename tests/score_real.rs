@@ -39,9 +39,7 @@ fn score_weather(
 ) {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(weather());
-    let mut files = variants.iter().map(|v| variant(v));
-    opts.variant = files.next();
-    opts.more_variants = files.collect();
+    opts.variants = variants.iter().map(|v| variant(v)).collect();
     opts.categories = categories.iter().map(|c| c.to_string()).collect();
     opts.limit = limit;
     opts.repeats = 1;

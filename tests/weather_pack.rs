@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use skilleval::eval::fixtures::FixtureStore;
+use skilleval::eval::fixture_store::FixtureStore;
 use skilleval::eval::judge;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions};
@@ -33,9 +33,9 @@ fn the_pack_loads_with_its_corpus_and_both_variants() {
     }
     let variants = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants");
     for name in ["b.md", "c.md"] {
-        let arms = runner::arms(&pack, None, Some(&variants.join(name))).unwrap();
-        let base = &arms.baseline.get("weather").unwrap().body;
-        let variant = &arms.variant().get("weather").unwrap().body;
+        let trees = runner::skill_trees(&pack, None, &[variants.join(name)]).unwrap();
+        let base = &trees.baseline.get("weather").unwrap().body;
+        let variant = &trees.first_variant().get("weather").unwrap().body;
         assert_ne!(base, variant, "{name} changes the body");
     }
 }
@@ -85,7 +85,7 @@ fn judged(result: &runner::RunResult) -> Vec<JudgedRow> {
 fn a_short_real_run_is_judged_and_replays_identically() {
     let out = tempfile::tempdir().unwrap();
     let mut opts = RunOptions::new(pack());
-    opts.variant = Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants/b.md"));
+    opts.variants = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants/b.md")];
     opts.limit = Some(3);
     opts.repeats = 1;
     opts.output_root = out.path().join("first");
@@ -149,8 +149,7 @@ fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     let variants = Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/weather/variants");
     let (b, c) = (variants.join("b.md"), variants.join("c.md"));
     let mut both = RunOptions::new(pack());
-    both.variant = Some(b.clone());
-    both.more_variants = vec![c.clone()];
+    both.variants = vec![b.clone(), c.clone()];
     both.limit = Some(3);
     both.repeats = 1;
     both.control = false;
@@ -164,8 +163,7 @@ fn two_variants_share_a_baseline_and_a_later_run_reuses_it_exactly() {
     // c alone, its baseline computed anew in another folder: c's transcripts are the ones it
     // had beside b, and so is the baseline's.
     let mut alone = both.clone();
-    alone.variant = Some(c.clone());
-    alone.more_variants = Vec::new();
+    alone.variants = vec![c.clone()];
     alone.output_root = out.path().join("alone");
     let c_alone = runner::run(&mut *backend, &alone).unwrap();
     // One arm's rows, without the arm's name (c is `variant2` beside b, `variant` alone).

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use regex::Regex;
 use serde_json::Value;
-use skilleval::eval::fixtures::{FixtureStore, Fold, Route};
+use skilleval::eval::fixture_store::{FixtureStore, Fold, Route};
 use skilleval::harness::tools::ToolOutput;
 use skilleval::tools::weather::{
     check_qualifier, city_matches, qualifier_of, render_result, QualifierVerdict, ResolvedPlace,

@@ -10,7 +10,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
-use skilleval::eval::fixtures::{Fixture, FixtureStore, Fold, Route};
+use skilleval::eval::fixture_store::{Fixture, FixtureStore, Fold, Route};
 use skilleval::eval::pack::ToolSpec;
 use skilleval::eval::replay::{build_registry, LiveServices, RecordMode};
 use skilleval::harness::tools::{Effect, ToolOutput};

@@ -7,7 +7,7 @@ use anyhow::anyhow;
 use clap::Args;
 use serde_json::{Map, Value};
 
-use crate::eval::fixtures::{Fixture, FixtureStore};
+use crate::eval::fixture_store::{Fixture, FixtureStore};
 use crate::eval::record;
 use crate::eval::report::gaps::gap_calls;
 
@@ -96,11 +96,11 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
                 .record(stub)
                 .map_err(|e| anyhow!("{}: {e}", dir.display()))?
             {
-                crate::eval::fixtures::Recorded::Written(path) => {
+                crate::eval::fixture_store::Recorded::Written(path) => {
                     crate::outln!("wrote {}", path.display())
                 }
-                crate::eval::fixtures::Recorded::KeptGood { path, .. }
-                | crate::eval::fixtures::Recorded::EarlierInRun { path, .. } => {
+                crate::eval::fixture_store::Recorded::KeptGood { path, .. }
+                | crate::eval::fixture_store::Recorded::EarlierInRun { path, .. } => {
                     crate::outln!(
                         "keep {} (answers {} {})",
                         path.display(),

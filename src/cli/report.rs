@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::eval::record;
-use crate::eval::report::{finish, junit};
+use crate::eval::report::{files, junit};
 use crate::eval::run_summary;
 
 pub const EXAMPLES: &str = "Examples:
@@ -52,7 +52,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
     }
     let dir = record.dir.clone();
     let summary = run_summary::of_record(&record)?;
-    finish::finish(&record, &summary, &finish::settings_of(&record))?;
+    files::write_reports(&record, &summary, &files::settings_of(&record))?;
     if let Some(path) = &args.junit {
         write_junit(path, &summary, &record.manifest.run_id)?;
     }

@@ -75,7 +75,8 @@ pub struct RunArgs {
     /// With --sequential: start no wave that would end after this much time (90s, 10m, 1h)
     #[arg(long, value_name = "DURATION", requires = "sequential", value_parser = crate::eval::runner::waves::parse_budget)]
     pub budget: Option<std::time::Duration>,
-    /// Run seed: every unit's seed derives from it, the sample, the arm and the repeat
+    /// Run seed: every unit's seed derives from it, the sample and the repeat, and every arm
+    /// shares it (an A/A run salts its second arm's)
     #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
     /// Run only these categories (repeatable, or several separated by commas)
@@ -153,9 +154,7 @@ impl RunArgs {
             pack.chat_format = None;
         }
         let mut opts = RunOptions::new(pack);
-        let mut variants = variants.into_iter();
-        opts.variant = variants.next();
-        opts.more_variants = variants.collect();
+        opts.variants = variants;
         opts.skills_dir = self.skills_dir;
         opts.corpus = self.corpus;
         opts.repeats = self.repeats;
@@ -224,7 +223,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let opts = args.options(pack, variants);
     let prepared = prepare(&opts, &source)?;
     let result = execute(&source, &prepared, outputs.prompt_log.as_deref())?;
-    finish(&outputs, &opts, &result)
+    print_outcome(&outputs, &opts, &result)
 }
 
 /// The run prepared: every input checked before the model loads (the pack, the corpus, the
@@ -233,7 +232,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
 fn prepare(opts: &RunOptions, source: &ModelSource) -> anyhow::Result<runner::Prepared> {
     let prepared = runner::prepare(opts)?;
     let sizes = reach::category_sizes(prepared.samples.iter().map(|s| s.category.as_str()));
-    let variants = usize::from(opts.variant.is_some()) + opts.more_variants.len();
+    let variants = opts.variants.len();
     for warning in reach::small_category_warnings(&sizes, opts.pack.laws.len(), variants) {
         eprintln!("skilleval: {warning}");
     }
@@ -270,7 +269,11 @@ fn execute(
 
 /// Prints the run's summary (the table, or JSON), writes JUnit, and gives the exit code: an
 /// error when every unit of an arm errored, 3 when `--fail-on worse` finds a row worse.
-fn finish(outputs: &Outputs, opts: &RunOptions, result: &runner::RunResult) -> anyhow::Result<u8> {
+fn print_outcome(
+    outputs: &Outputs,
+    opts: &RunOptions,
+    result: &runner::RunResult,
+) -> anyhow::Result<u8> {
     if let Some(path) = &outputs.junit {
         super::report::write_junit(path, &result.summary, &result.run_id)?;
     }

@@ -99,11 +99,8 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
     if args.model.family.is_some() {
         pack.chat_format = None;
     }
-    let variants = variant_files(&args.variant)?;
     let mut opts = RunOptions::new(pack);
-    let mut files = variants.into_iter();
-    opts.variant = files.next();
-    opts.more_variants = files.collect();
+    opts.variants = variant_files(&args.variant)?;
     opts.skills_dir = args.skills_dir;
     opts.corpus = args.corpus;
     opts.repeats = 1;

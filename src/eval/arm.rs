@@ -58,14 +58,9 @@ impl Arm {
     }
 }
 
-/// The arms a run compares, in plan order: control (unless left out), baseline, variant.
-pub fn arms(control: bool) -> Vec<Arm> {
-    arms_with_variants(control, 1)
-}
-
-/// The arms of a run with `variants` variants (one for an A/A run): control (unless left out),
-/// baseline, then each variant in the order given.
-pub fn arms_with_variants(control: bool, variants: usize) -> Vec<Arm> {
+/// The arms a run with `variants` variants (one for an A/A run) compares, in plan order:
+/// control (unless left out), baseline, then each variant in the order given.
+pub fn in_plan_order(control: bool, variants: usize) -> Vec<Arm> {
     let mut arms = Vec::new();
     if control {
         arms.push(Arm::Control);

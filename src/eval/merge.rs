@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::arm;
 use super::record::folder::{write_json, JOURNAL_FILE, MANIFEST_FILE, PROFILE_FILE};
 use super::record::{journal, load, manifest, Journal, JournalEntry, Manifest, RunFolder};
-use super::report::finish::{finish, settings};
+use super::report::files::{settings, write_reports};
 use super::run_summary;
 use super::shard::Shard;
 use super::stats::Summary;
@@ -178,7 +178,7 @@ fn gather(runs: &[ShardRun]) -> anyhow::Result<Vec<JournalEntry>> {
         .enumerate()
         .map(|(i, id)| (id.as_str(), i))
         .collect();
-    let arms = arm::arms_with_variants(manifest.control, manifest.variant_count());
+    let arms = arm::in_plan_order(manifest.control, manifest.variant_count());
     let plan_shape = manifest.plan_shape(None);
     let mut by_key: BTreeMap<(u32, usize, usize), JournalEntry> = BTreeMap::new();
     for run in runs {
@@ -275,7 +275,7 @@ pub fn merge(opts: &MergeOptions) -> anyhow::Result<MergeResult> {
     let record = load::load(&folder.dir)?;
     let settings = settings(&manifest, Some(longest_wall(&runs)))
         + &format!(" · merged from {} shards", runs.len());
-    finish(&record, &summary, &settings)?;
+    write_reports(&record, &summary, &settings)?;
     super::replay::check_recordings(&entries)
         .map_err(|e| anyhow!("{e} (run folder {})", folder.dir.display()))?;
     Ok(MergeResult {

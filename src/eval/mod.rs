@@ -5,7 +5,7 @@
 pub mod arm;
 pub mod corpus;
 pub mod digest;
-pub mod fixtures;
+pub mod fixture_store;
 pub mod init;
 pub mod judge;
 pub mod judgement;

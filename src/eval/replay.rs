@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::fixtures::{gap_message, Fixture, FixtureStore, Recorded};
+use super::fixture_store::{gap_message, Fixture, FixtureStore, Recorded};
 use super::pack::{Pack, ToolSpec};
 use super::record::journal::JournalEntry;
 use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};

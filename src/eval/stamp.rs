@@ -20,15 +20,10 @@ pub const STAMP_PREFIX: &str = "# skilleval:";
 /// `stamp` says beside the wording it chose.
 pub fn passed_over(record: &RunRecord, summary: &Summary) -> Vec<(String, Vec<String>)> {
     let manifest = &record.manifest;
-    let files = manifest
-        .variant
-        .iter()
-        .cloned()
-        .chain(manifest.more_variants.iter().map(|v| v.path.clone()));
     summary
         .wordings()
-        .zip(files)
-        .map(|(wording, file)| (file, declined_rows(wording)))
+        .zip(manifest.variant_paths())
+        .map(|(wording, file)| (file.to_string(), declined_rows(wording)))
         .filter(|(_, rows)| !rows.is_empty())
         .collect()
 }
@@ -82,10 +77,8 @@ pub fn winner(
         declined: Vec::new(),
     }];
     let files: Vec<PathBuf> = manifest
-        .variant
-        .iter()
-        .cloned()
-        .chain(manifest.more_variants.iter().map(|v| v.path.clone()))
+        .variant_paths()
+        .into_iter()
         .map(PathBuf::from)
         .collect();
     for (wording, file) in summary.wordings().zip(files) {
@@ -149,8 +142,7 @@ pub fn winner(
 
 fn wordings_of(manifest: &Manifest) -> Vec<String> {
     std::iter::once(baseline_file_shown(manifest))
-        .chain(manifest.variant.iter().cloned())
-        .chain(manifest.more_variants.iter().map(|v| v.path.clone()))
+        .chain(manifest.variant_paths().into_iter().map(String::from))
         .collect()
 }
 

@@ -99,7 +99,7 @@ impl Profile {
 
     /// Sets the figures that need the run's wall time. The token rates divide by the units'
     /// summed phase times until [`Profile::attach_engine`] replaces them.
-    pub fn finish(&mut self, wall_secs: f64) {
+    pub fn set_wall_time(&mut self, wall_secs: f64) {
         self.wall_secs = wall_secs;
         self.samples_per_sec = rate(self.units as u64, wall_secs);
         self.prefill_tokens_per_sec = rate(self.computed_prompt_tokens(), self.prefill_secs);
@@ -228,7 +228,7 @@ mod tests {
         profile.model_load_secs = 0.8;
         profile.add_at(&transcript(300, &[0, 200], 39, 0.5, 1.0, 1.5), 2.0, 2.0);
         profile.add_at(&transcript(300, &[100, 200], 39, 0.5, 1.0, 1.5), 2.0, 4.0);
-        profile.finish(4.0);
+        profile.set_wall_time(4.0);
         assert_eq!(profile.decode_tokens_per_sec, 39.0);
         // 600 prompt tokens, 500 of them cached: 100 computed in 1 s.
         assert_eq!(profile.prefill_tokens_per_sec, 100.0);
@@ -248,7 +248,7 @@ mod tests {
             // Four units at once, each waiting 3 s in shared decode calls.
             profile.add_at(&transcript(100, &[0], 50, 1.0, 3.0, 4.0), 4.0, 4.0);
         }
-        profile.finish(4.0);
+        profile.set_wall_time(4.0);
         let stats = EngineStats {
             prompt_tokens: 400,
             cached_prompt_tokens: 100,
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn no_time_in_a_phase_gives_a_zero_rate_and_no_first_unit_a_dash() {
         let mut profile = Profile::new(1);
-        profile.finish(0.0);
+        profile.set_wall_time(0.0);
         assert_eq!(
             (
                 profile.prefill_tokens_per_sec,

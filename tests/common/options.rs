@@ -22,7 +22,7 @@ pub fn run_options(pack_dir: &Path, output: &Path, repeats: u32) -> RunOptions {
 /// [`run_options`] with the pack's own `variant.md` as its one variant.
 pub fn variant_run_options(pack_dir: &Path, output: &Path, repeats: u32) -> RunOptions {
     let mut opts = run_options(pack_dir, output, repeats);
-    opts.variant = Some(pack_dir.join("variant.md"));
+    opts.variants = vec![pack_dir.join("variant.md")];
     opts
 }
 

@@ -164,7 +164,7 @@ pub fn script_for(
     skip: usize,
     replies_for: impl Fn(&Sample, Arm) -> Vec<String>,
 ) -> Vec<String> {
-    plan::plan(samples, repeats, 0, &arm::arms(control), aa)
+    plan::plan(samples, repeats, 0, &arm::in_plan_order(control, 1), aa)
         .iter()
         .skip(skip)
         .flat_map(|unit: &Unit| replies_for(&samples[unit.sample_index], unit.arm))

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::eval::arm::ControlPart;
 use crate::eval::corpus::{load_corpus, Sample};
 use crate::eval::digest::{file_sha256, tree_digest};
-use crate::eval::fixtures::Route;
+use crate::eval::fixture_store::Route;
 use crate::eval::judge::Law;
 use crate::eval::record::manifest::InputHashes;
 use crate::harness::agent::Budgets;
@@ -177,8 +177,7 @@ impl Pack {
     pub fn input_hashes(
         &self,
         skills_dir: &Path,
-        variant: Option<&Path>,
-        more_variants: &[PathBuf],
+        variants: &[PathBuf],
         corpus: &Path,
     ) -> anyhow::Result<InputHashes> {
         let file = |path: &Path| {
@@ -202,9 +201,10 @@ impl Pack {
         Ok(InputHashes {
             pack: file(&self.file)?,
             skills: format!("{:x}", skills.finalize()),
-            variant: variant.map(file).transpose()?,
-            more_variants: more_variants
+            variant: variants.first().map(|p| file(p)).transpose()?,
+            more_variants: variants
                 .iter()
+                .skip(1)
                 .map(|p| file(p))
                 .collect::<anyhow::Result<_>>()?,
             corpus: file(corpus)?,

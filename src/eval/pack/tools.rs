@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 use serde::Deserialize;
 
-use crate::eval::fixtures::Fold;
+use crate::eval::fixture_store::Fold;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

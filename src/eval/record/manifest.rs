@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::looks::SequentialRecord;
 use super::plan_shape::PlanShape;
-use crate::eval::arm::{arms_with_variants, ControlPart};
+use crate::eval::arm::{self, ControlPart};
 use crate::eval::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
@@ -31,6 +31,8 @@ pub struct Manifest {
     pub skill: String,
     pub skills_dir: String,
     pub skills_git_revision: Option<String>,
+    /// The first variant's file, none for an A/A run; the others are in `more_variants`
+    /// ([`Manifest::variant_paths`] gives them as one list).
     pub variant: Option<String>,
     pub baseline_body_sha256: String,
     pub variant_body_sha256: String,
@@ -138,11 +140,20 @@ impl Manifest {
         }
     }
 
-    /// How the report names each variant, in order: its file name.
-    pub fn variant_labels(&self) -> Vec<String> {
+    /// Every variant's file as the run named it, in order (none for an A/A run): the manifest
+    /// keeps the first in `variant` and the others in `more_variants`.
+    pub fn variant_paths(&self) -> Vec<&str> {
         self.variant
             .iter()
             .chain(self.more_variants.iter().map(|v| &v.path))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// How the report names each variant, in order: its file name.
+    pub fn variant_labels(&self) -> Vec<String> {
+        self.variant_paths()
+            .into_iter()
             .map(|p| variant_label(Path::new(p)))
             .collect()
     }
@@ -152,7 +163,7 @@ impl Manifest {
     pub fn plan_shape(&self, sample_ids: Option<BTreeSet<String>>) -> PlanShape {
         PlanShape {
             run_seed: self.run_seed,
-            arms: arms_with_variants(self.control, self.variant_count()),
+            arms: arm::in_plan_order(self.control, self.variant_count()),
             aa: self.variant.is_none(),
             sample_ids,
         }

@@ -206,13 +206,13 @@ fn opposing_held_marks(row: &Row, shown: &Drawn, y: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::fixture_summary;
+    use super::super::test_outcomes::known_summary;
     use super::*;
     use crate::eval::stats::{HeldShare, Interval, Verdict};
 
     /// A row whose pass rate moved inside its noise while its share of laws held rose.
     fn carried_by_laws_held() -> Row {
-        let mut row = fixture_summary().wording.categories[0].clone();
+        let mut row = known_summary().wording.categories[0].clone();
         row.delta = Some(0.05);
         row.interval = Some(Interval {
             low: -0.10,

@@ -87,14 +87,14 @@ pub(super) fn repeats_needed(summary: &Summary) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::fixture_summary;
+    use super::super::test_outcomes::known_summary;
     use super::*;
 
     #[test]
     fn a_sequential_run_does_not_promise_a_verdict_at_adjusted_p_under_the_level() {
         // A row at adj. p .04 stays "no change" after six looks; the legend must not say
         // otherwise.
-        let mut summary = fixture_summary();
+        let mut summary = known_summary();
         assert!(legend(&summary).contains("A verdict needs adjusted p < 0.05"));
         summary.sequential = Some(crate::eval::stats::sequential::Looks {
             planned: 6,

@@ -207,13 +207,13 @@ fn code_span(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::fixture_summary;
+    use super::super::test_outcomes::known_summary;
     use super::*;
 
     #[test]
     fn pull_request_markdown() {
         insta::assert_snapshot!(markdown(
-            &fixture_summary(),
+            &known_summary(),
             "skilleval: weather skill, new wording",
             "model `qwen2.5-0.5b-instruct-q4_k_m.gguf`, 3 repeats, temperature 0.7, seed 1",
         ));

@@ -2,9 +2,9 @@
 //! pull-request markdown (`markdown.rs`), `summary.json` and `summary.csv` (`summary_files.rs`),
 //! the self-contained HTML page (`html.rs`, with its forest plots in `forest.rs` and the samples
 //! whose arms disagree in `pairs.rs`), JUnit XML for CI (`junit.rs`), and two runs side by side
-//! (`compare.rs`). `finish.rs` writes a run folder's reports from the run as `record::load`
+//! (`compare.rs`). `files.rs` writes a run folder's reports from the run as `record::load`
 //! reads it back, so any run's reports can be rebuilt from its journal and manifest. Renderers
-//! return text; writing files is `finish`'s business. The wording they share is in
+//! return text; writing files is `files.rs`'s business. The wording they share is in
 //! `headline.rs` (the findings in words), `notes.rs` (the lines under a table), `legend.rs` (what
 //! the figures mean) and `figures.rs` (titles, cells and how figures print).
 //!
@@ -15,9 +15,7 @@
 pub mod compare;
 pub mod errors;
 pub(crate) mod figures;
-pub mod finish;
-#[cfg(test)]
-mod fixture;
+pub mod files;
 mod forest;
 pub mod gaps;
 mod headline;
@@ -31,6 +29,8 @@ pub mod pairs;
 pub mod pinned;
 mod summary_files;
 mod table;
+#[cfg(test)]
+mod test_outcomes;
 
 pub use markdown::markdown;
 pub use summary_files::{csv, json};
@@ -38,14 +38,14 @@ pub use table::table;
 
 #[cfg(test)]
 mod tests {
-    use super::fixture::{fixture_outcomes, fixture_summary, push_units};
     use super::headline::{CHANGE_WITHOUT_SKILL_EFFECT, NO_DESCRIPTION_EFFECT, NO_SKILL_EFFECT};
+    use super::test_outcomes::{known_outcomes, known_summary, push_units};
     use super::*;
     use crate::eval::stats::summarize;
 
     #[test]
     fn a_control_without_the_description_is_named_as_such() {
-        let mut summary = summarize(&fixture_outcomes(true)).unwrap();
+        let mut summary = summarize(&known_outcomes(true)).unwrap();
         summary.label_control("description");
         for text in [table(&summary), markdown(&summary, "t", "s")] {
             assert!(
@@ -55,14 +55,14 @@ mod tests {
             assert!(text.contains(&NO_DESCRIPTION_EFFECT[1..]), "{text}");
             assert!(!text.contains("body"), "{text}");
         }
-        let mut summary = fixture_summary();
+        let mut summary = known_summary();
         summary.label_control("description");
         assert!(table(&summary).contains("The skill's description changes what the model does"));
     }
 
     #[test]
     fn a_skill_body_that_changes_nothing_is_said_plainly() {
-        let summary = summarize(&fixture_outcomes(true)).unwrap();
+        let summary = summarize(&known_outcomes(true)).unwrap();
         let skill = summary.skill_effect.as_ref().unwrap();
         assert!(!skill.any_change());
         for text in [table(&summary), markdown(&summary, "t", "s")] {
@@ -81,10 +81,10 @@ mod tests {
             "{xml}"
         );
         // With the body mattering, the report names where, and the case passes.
-        let text = table(&fixture_summary());
+        let text = table(&known_summary());
         assert!(!text.contains(&NO_SKILL_EFFECT[1..]), "{text}");
         assert!(!text.contains(CHANGE_WITHOUT_SKILL_EFFECT), "{text}");
-        let xml = junit::junit(&fixture_summary(), "r");
+        let xml = junit::junit(&known_summary(), "r");
         assert!(xml.contains("skilleval.skill_effect"), "{xml}");
         assert!(!xml.contains("no-skill-effect"), "{xml}");
         // Better means the baseline, with the body, beats the control, without it.

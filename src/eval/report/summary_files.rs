@@ -113,12 +113,12 @@ pub fn csv(summary: &Summary) -> Result<String, csv::Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::fixture_summary;
+    use super::super::test_outcomes::known_summary;
     use super::*;
 
     #[test]
     fn json_round_trips_the_summary() {
-        let summary = fixture_summary();
+        let summary = known_summary();
         let text = json(&summary).unwrap();
         let back: Summary = serde_json::from_str(&text).unwrap();
         assert_eq!(back, summary);
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn csv_has_a_row_per_category_total_and_law_of_each_comparison() {
-        let text = csv(&fixture_summary()).unwrap();
+        let text = csv(&known_summary()).unwrap();
         let mut reader = csv::Reader::from_reader(text.as_bytes());
         let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
         let wording: Vec<(&str, &str)> = rows

@@ -201,17 +201,17 @@ fn grid(header: &[String], body: &[Vec<String>]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixture::fixture_summary;
+    use super::super::test_outcomes::known_summary;
     use super::*;
 
     #[test]
     fn printed_table() {
-        insta::assert_snapshot!(table(&fixture_summary()));
+        insta::assert_snapshot!(table(&known_summary()));
     }
 
     #[test]
     fn the_terminal_report_fits_in_100_columns() {
-        let text = table(&fixture_summary());
+        let text = table(&known_summary());
         for line in text
             .lines()
             .filter(|l| l.starts_with(' ') || l.starts_with('─'))

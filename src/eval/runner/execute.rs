@@ -25,8 +25,8 @@ pub fn plan_units(run: &Prepared, journaled: &[JournalEntry]) -> Vec<Unit> {
         samples,
         opts.repeats,
         opts.seed,
-        &arm::arms_with_variants(opts.control, run.arms.variant_count()),
-        run.arms.aa,
+        &arm::in_plan_order(opts.control, run.trees.variant_count()),
+        run.trees.aa,
     )
     .into_iter()
     .filter(|u| opts.shard.is_none_or(|shard| shard.holds(u.sample_index)))
@@ -78,7 +78,7 @@ pub fn execute(
         run_unit(
             backend,
             &run.opts.pack,
-            run.arms.tree(unit.arm),
+            run.trees.tree(unit.arm),
             &run.registry,
             &run.samples[unit.sample_index],
             unit,
@@ -107,6 +107,6 @@ pub fn selected(run: &Prepared, entries: &[JournalEntry]) -> Vec<JournalEntry> {
 
 pub fn keep_selected(run: &Prepared, entries: &mut Vec<JournalEntry>) {
     let ids: BTreeSet<&str> = run.samples.iter().map(|s| s.id.as_str()).collect();
-    let run_arms = arm::arms_with_variants(run.opts.control, run.arms.variant_count());
+    let run_arms = arm::in_plan_order(run.opts.control, run.trees.variant_count());
     entries.retain(|e| ids.contains(e.sample_id.as_str()) && run_arms.contains(&e.arm));
 }

@@ -9,7 +9,7 @@ use super::options::RunOptions;
 use super::prepare::Prepared;
 use crate::eval::record::{JournalEntry, Manifest, RunRecord};
 use crate::eval::replay;
-use crate::eval::report::finish::{finish, settings};
+use crate::eval::report::files::{settings, write_reports};
 use crate::eval::run_summary;
 use crate::eval::stats::Summary;
 use crate::exec::profile::Profile;
@@ -39,7 +39,7 @@ pub fn summarize(
             .collect(),
         prompts_note: None,
     };
-    finish(&record, &summary, &settings)?;
+    write_reports(&record, &summary, &settings)?;
     replay::check_recordings(entries).map_err(|e| anyhow!("{e} (run folder {})", dir.display()))?;
     Ok(summary)
 }

@@ -1,16 +1,16 @@
 //! `skilleval run` as a pipeline: options (`options.rs`) → a prepared run, every input checked
-//! before the model loads (`prepare.rs`, with the arms' skills trees in `arms.rs`) → the run
+//! before the model loads (`prepare.rs`, with the arms' skills trees in `skill_trees.rs`) → the run
 //! folder and its manifest (`start.rs`) → a baseline reused from an earlier run (`baseline.rs`)
 //! → the plan's units, each through the harness (`unit.rs`) into the run's sinks
 //! (`execute.rs`), at once or in waves with a look after each (`waves.rs`) → the summary and
 //! the reports (`finish.rs`).
 
-mod arms;
 mod baseline;
 mod execute;
 mod finish;
 mod options;
 mod prepare;
+mod skill_trees;
 mod start;
 mod unit;
 pub mod waves;
@@ -18,9 +18,9 @@ pub mod waves;
 use std::path::PathBuf;
 use std::time::Instant;
 
-pub use arms::{arms, arms_with_variants, Arms};
 pub use options::{RunOptions, Sequential};
 pub use prepare::{check_fits_context, prepare, Prepared};
+pub use skill_trees::{skill_trees, SkillTrees};
 pub use unit::run_unit;
 
 use crate::eval::record::folder::{write_json, JOURNAL_FILE, PROFILE_FILE};
@@ -91,7 +91,7 @@ fn run_steps(backend: &mut dyn Backend, run: &Prepared) -> anyhow::Result<RunRes
             manifest.sequential = Some(record);
         }
     }
-    profile.finish(started.elapsed().as_secs_f64());
+    profile.set_wall_time(started.elapsed().as_secs_f64());
     if let Some(stats) = backend.engine_stats() {
         profile.attach_engine(stats);
     }

@@ -14,9 +14,9 @@ use crate::eval::spending::Spending;
 pub struct RunOptions {
     pub pack: Pack,
     pub skills_dir: Option<PathBuf>,
-    pub variant: Option<PathBuf>,
-    /// Further variants, each compared with the same baseline under the same seeds.
-    pub more_variants: Vec<PathBuf>,
+    /// The variants, each compared with the same baseline under the same seeds; none for an
+    /// A/A run (the baseline against a second draw of itself).
+    pub variants: Vec<PathBuf>,
     pub corpus: Option<PathBuf>,
     pub repeats: u32,
     pub seed: u64,
@@ -49,8 +49,7 @@ impl RunOptions {
         RunOptions {
             pack,
             skills_dir: None,
-            variant: None,
-            more_variants: Vec::new(),
+            variants: Vec::new(),
             corpus: None,
             repeats: 3,
             seed: 0,

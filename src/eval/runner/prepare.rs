@@ -3,13 +3,12 @@
 //! that a mistake costs no model load.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail};
 
-use super::arms::{arms_with_variants, Arms};
 use super::options::RunOptions;
+use super::skill_trees::{skill_trees, SkillTrees};
 use crate::eval::corpus::Sample;
 use crate::eval::judge;
 use crate::eval::pack::Pack;
@@ -61,7 +60,7 @@ fn select_samples(opts: &RunOptions) -> anyhow::Result<(Vec<Sample>, BTreeSet<St
 /// samples, the tools answered from fixtures and the sampling settings.
 pub struct Prepared {
     pub opts: RunOptions,
-    pub arms: Arms,
+    pub trees: SkillTrees,
     pub samples: Vec<Sample>,
     pub registry: Registry,
     pub sampling: Sampling,
@@ -75,19 +74,14 @@ pub struct Prepared {
 pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     let pack = &opts.pack;
     crate::eval::pack::check_sampling_flags(opts.temperature, opts.top_k, opts.top_p)?;
-    let arms = arms_with_variants(
-        pack,
-        opts.skills_dir.as_deref(),
-        opts.variant.as_deref(),
-        &opts.more_variants,
-    )?;
+    let trees = skill_trees(pack, opts.skills_dir.as_deref(), &opts.variants)?;
     let (samples, corpus_ids) = select_samples(opts)?;
     if opts.repeats == 0 {
         bail!("--repeats must be at least 1");
     }
     plan::check_size(
         samples.len(),
-        crate::eval::arm::arms_with_variants(opts.control, arms.variant_count()).len(),
+        crate::eval::arm::in_plan_order(opts.control, trees.variant_count()).len(),
         opts.repeats,
     )?;
     if let Some(shard) = opts.shard {
@@ -123,8 +117,7 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     // Taken before the model loads: an unreadable input fails here, not after the load.
     let inputs = pack.input_hashes(
         &opts.skills_dir.clone().unwrap_or(pack.skills_dir.clone()),
-        opts.variant.as_deref(),
-        &opts.more_variants,
+        &opts.variants,
         opts.corpus.as_deref().unwrap_or(&pack.corpus_path),
     )?;
     let registry = replay::build_registry(&pack.tools, store, opts.record, opts.live.clone());
@@ -135,7 +128,7 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     sampling.top_p = opts.top_p.unwrap_or(sampling.top_p);
     Ok(Prepared {
         opts: opts.clone(),
-        arms,
+        trees,
         samples,
         registry,
         sampling,
@@ -183,8 +176,8 @@ pub fn check_fits_context(
 ) -> anyhow::Result<()> {
     let fewest = |bytes: usize| bytes.div_ceil(longest_token_bytes.max(1));
     let pack = &run.opts.pack;
-    let mut trees = vec![&run.arms.baseline];
-    trees.extend(&run.arms.variants);
+    let mut trees = vec![&run.trees.baseline];
+    trees.extend(&run.trees.variants);
     for tree in trees {
         if let Some(skill) = tree.get(&pack.skill) {
             let tokens = fewest(skill.body.len());
@@ -242,7 +235,7 @@ fn check_law_arguments(pack: &Pack, registry: &Registry) -> anyhow::Result<()> {
 
 /// Two variants the report would head alike (by file name) are refused.
 fn check_variant_labels(opts: &RunOptions) -> anyhow::Result<()> {
-    let files: Vec<&PathBuf> = opts.variant.iter().chain(&opts.more_variants).collect();
+    let files = &opts.variants;
     for (i, a) in files.iter().enumerate() {
         if let Some(b) = files[..i]
             .iter()

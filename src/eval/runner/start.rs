@@ -27,7 +27,7 @@ pub fn announce(opts: &RunOptions, folder: &RunFolder) {
 
 /// Everything that enters a run's results, for `manifest.json`.
 pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::Result<Manifest> {
-    let (opts, pack, arms) = (&run.opts, &run.opts.pack, &run.arms);
+    let (opts, pack, trees) = (&run.opts, &run.opts.pack, &run.trees);
     let corpus_path = opts.corpus.clone().unwrap_or(pack.corpus_path.clone());
     let corpus_text = crate::base::input::read_input_to_string(&corpus_path).unwrap_or_default();
     let info = backend.info();
@@ -56,13 +56,15 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
         skill: pack.skill.clone(),
         skills_git_revision: git_revision(&skills_dir),
         skills_dir: skills_dir.display().to_string(),
-        variant: opts.variant.as_ref().map(|p| p.display().to_string()),
-        baseline_body_sha256: body(&arms.baseline),
-        variant_body_sha256: body(arms.variant()),
+        // The manifest keeps the first variant apart from the further ones, as it always has.
+        variant: opts.variants.first().map(|p| p.display().to_string()),
+        baseline_body_sha256: body(&trees.baseline),
+        variant_body_sha256: body(trees.first_variant()),
         more_variants: opts
-            .more_variants
+            .variants
             .iter()
-            .zip(&arms.variants[1..])
+            .skip(1)
+            .zip(&trees.variants[1..])
             .map(|(path, tree)| VariantRecord {
                 path: path.display().to_string(),
                 body_sha256: body(tree),
@@ -70,7 +72,7 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
             .collect(),
         control: opts.control,
         control_removes: opts.pack.control,
-        control_body_sha256: opts.control.then(|| body(&arms.control)),
+        control_body_sha256: opts.control.then(|| body(&trees.control)),
         corpus: corpus_path.display().to_string(),
         corpus_file: std::fs::canonicalize(&corpus_path)
             .ok()

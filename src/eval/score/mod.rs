@@ -17,7 +17,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use crate::eval::arm::Arm;
+use crate::eval::arm;
 use crate::eval::law_cases::{self, Replayer};
 use crate::eval::record::manifest::variant_label;
 use crate::eval::runner::Prepared;
@@ -93,28 +93,15 @@ pub fn references(prepared: &Prepared) -> anyhow::Result<Vec<(usize, Reference)>
     Ok(out)
 }
 
-/// The arms a score compares, in the order they are scored: the control (unless turned off),
-/// the baseline, each variant.
-fn arms(prepared: &Prepared) -> Vec<Arm> {
-    let mut arms = Vec::new();
-    if prepared.opts.control {
-        arms.push(Arm::Control);
-    }
-    arms.push(Arm::Baseline);
-    arms.extend((0..prepared.arms.variant_count()).map(Arm::variant));
-    arms
-}
-
 /// The labels of the variants (`A/A` names the baseline scored a second time).
 pub fn variant_labels(prepared: &Prepared) -> Vec<String> {
-    if prepared.arms.aa {
+    if prepared.trees.aa {
         return vec!["baseline again (A/A)".into()];
     }
     prepared
         .opts
-        .variant
+        .variants
         .iter()
-        .chain(&prepared.opts.more_variants)
         .map(|p| variant_label(p))
         .collect()
 }
@@ -130,14 +117,15 @@ pub fn score(
 ) -> anyhow::Result<(ScoreSummary, Vec<StepScore>)> {
     let started = Instant::now();
     let pack = &prepared.opts.pack;
-    let arms = arms(prepared);
+    // In the order they are scored: the control (unless turned off), the baseline, each variant.
+    let arms = arm::in_plan_order(prepared.opts.control, prepared.trees.variant_count());
     let mut steps = Vec::new();
     let mut unscored = Vec::new();
     let total = arms.len() * references.len();
     let mut done = 0;
     let (mut prompt_tokens, mut cached) = (0u64, 0u64);
     for &arm in &arms {
-        let tree = prepared.arms.tree(arm);
+        let tree = prepared.trees.tree(arm);
         for (index, reference) in references {
             let sample = &prepared.samples[*index];
             match measure::score_sample(

@@ -1,7 +1,10 @@
 //! The numerical parts of the method, free of outcomes and arms: a seeded random source, the
-//! paired bootstrap, the sign-flip permutation test and Holm's adjustment. The minimum
-//! detectable effect (simulated from the sign-flip test itself, [`PowerModel`], or from
-//! Student's t) is in the child modules `power` and `student_t`, re-exported here.
+//! paired bootstrap and the sign-flip permutation test. The report's rows are adjusted by the
+//! family's step-down min-P test (`family.rs`, decision 015); Holm's adjustment, which that test
+//! replaced, stays here only for the test that recomputes the replaced method's verdicts
+//! (tests/verdict_shapes.rs). The minimum detectable effect (simulated from the sign-flip test
+//! itself, [`PowerModel`], or from Student's t) is in the child modules `power` and
+//! `student_t`, re-exported here.
 //!
 //! Everything here is deterministic: a random step takes its seed from the caller.
 
@@ -265,7 +268,8 @@ pub fn smallest_sign_flip_p(n: usize) -> f64 {
 
 /// Holm's step-down adjustment: sort the m p-values, multiply the i-th smallest (from 1) by
 /// m − i + 1, carry the running maximum up, and cap at 1. A hypothesis is rejected at level α
-/// exactly when its adjusted p is below α. Order of the output follows the input.
+/// exactly when its adjusted p is below α. Order of the output follows the input. No report
+/// uses it since decision 015; tests/verdict_shapes.rs compares the family test with it.
 pub fn holm(p_values: &[f64]) -> Vec<f64> {
     let m = p_values.len();
     let mut order: Vec<usize> = (0..m).collect();

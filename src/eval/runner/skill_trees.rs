@@ -10,8 +10,8 @@ use crate::eval::arm::ControlPart;
 use crate::eval::pack::Pack;
 use crate::harness::skills::SkillTree;
 
-/// The skills trees a run compares.
-pub struct Arms {
+/// The skills trees a run compares, one per arm.
+pub struct SkillTrees {
     /// The skill under test with an empty body: its name and description are still offered
     /// (and it is still preloaded when the pack preloads it), so only the body is missing.
     pub control: SkillTree,
@@ -23,7 +23,7 @@ pub struct Arms {
     pub aa: bool,
 }
 
-impl Arms {
+impl SkillTrees {
     pub fn tree(&self, arm: Arm) -> &SkillTree {
         match arm {
             Arm::Control => &self.control,
@@ -33,7 +33,7 @@ impl Arms {
     }
 
     /// The first (or only) variant's tree.
-    pub fn variant(&self) -> &SkillTree {
+    pub fn first_variant(&self) -> &SkillTree {
         &self.variants[0]
     }
 
@@ -57,23 +57,51 @@ fn control_tree(pack: &Pack, tree: &SkillTree) -> anyhow::Result<SkillTree> {
     }
 }
 
-/// The baseline tree and the variant laid over it. The skill under test must be in the
-/// baseline, unless the variant adds it (a variant with front matter naming it): that run
-/// measures what adding the skill does.
-pub fn arms(
+/// The skills trees of a run that compares `variants` (none: the baseline against itself),
+/// each laid over the same baseline; each file may be named once. The skill under test must be
+/// in the baseline, unless the first variant adds it (a variant with front matter naming it):
+/// that run measures what adding the skill does.
+pub fn skill_trees(
     pack: &Pack,
     skills_dir: Option<&Path>,
-    variant: Option<&Path>,
-) -> anyhow::Result<Arms> {
-    let Some(path) = variant else {
+    variants: &[PathBuf],
+) -> anyhow::Result<SkillTrees> {
+    let Some((first, further)) = variants.split_first() else {
         let baseline = pack.skills(skills_dir)?;
-        return Ok(Arms {
+        return Ok(SkillTrees {
             control: control_tree(pack, &baseline)?,
             variants: vec![baseline.clone()],
             baseline,
             aa: true,
         });
     };
+    let mut trees = with_first_variant(pack, skills_dir, first)?;
+    if variants.len() > crate::eval::arm::MAX_VARIANTS {
+        bail!(
+            "--variant: {} variants given; one run compares at most {}",
+            variants.len(),
+            crate::eval::arm::MAX_VARIANTS
+        );
+    }
+    for (i, path) in further.iter().enumerate() {
+        // Every file before this one: the first variant and the further ones so far.
+        if variants[..=i].iter().any(|p| same_file(p, path)) {
+            bail!("--variant {}: named twice", path.display());
+        }
+        let text = crate::harness::skills::read_variant(path)?;
+        trees
+            .variants
+            .push(overlay_variant(pack, &trees.baseline, &text, path)?);
+    }
+    Ok(trees)
+}
+
+/// The baseline tree and the first variant, at `path`, laid over it.
+fn with_first_variant(
+    pack: &Pack,
+    skills_dir: Option<&Path>,
+    path: &Path,
+) -> anyhow::Result<SkillTrees> {
     let text = crate::harness::skills::read_variant(path)?;
     let baseline = match pack.skills(skills_dir) {
         Ok(tree) => tree,
@@ -102,7 +130,7 @@ pub fn arms(
         Some(_) => control_tree(pack, &baseline)?,
         None => control_tree(pack, &variant)?,
     };
-    Ok(Arms {
+    Ok(SkillTrees {
         control,
         baseline,
         variants: vec![variant],
@@ -139,41 +167,6 @@ fn overlay_variant(
         );
     }
     Ok(variant)
-}
-
-/// The arms of a run with several variants: [`arms`] for the first, then each further one laid
-/// over the same baseline. Each file may be named once.
-pub fn arms_with_variants(
-    pack: &Pack,
-    skills_dir: Option<&Path>,
-    variant: Option<&Path>,
-    more_variants: &[PathBuf],
-) -> anyhow::Result<Arms> {
-    let mut arms = arms(pack, skills_dir, variant)?;
-    if more_variants.is_empty() {
-        return Ok(arms);
-    }
-    let Some(first) = variant else {
-        bail!("--variant: further variants need a first one");
-    };
-    if 1 + more_variants.len() > crate::eval::arm::MAX_VARIANTS {
-        bail!(
-            "--variant: {} variants given; one run compares at most {}",
-            1 + more_variants.len(),
-            crate::eval::arm::MAX_VARIANTS
-        );
-    }
-    let mut seen = vec![first.to_path_buf()];
-    for path in more_variants {
-        if seen.iter().any(|p| same_file(p, path)) {
-            bail!("--variant {}: named twice", path.display());
-        }
-        seen.push(path.clone());
-        let text = crate::harness::skills::read_variant(path)?;
-        arms.variants
-            .push(overlay_variant(pack, &arms.baseline, &text, path)?);
-    }
-    Ok(arms)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

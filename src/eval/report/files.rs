@@ -1,5 +1,5 @@
 //! The files a finished run folder holds besides its journal and manifest: `summary.json`,
-//! `summary.csv`, `report.md` and `report.html`, written by [`finish`] for `run`, `merge` and
+//! `summary.csv`, `report.md` and `report.html`, written by [`write_reports`] for `run`, `merge` and
 //! `report` alike, from the run as [`RunRecord`] holds it; and the settings line they share.
 
 use anyhow::anyhow;
@@ -13,7 +13,7 @@ use crate::eval::stats::Summary;
 
 /// Writes every report of a run folder: `summary.json`, `summary.csv`, `report.md` and
 /// `report.html`, from `summary` of the run `record` holds, under the settings line `settings`.
-pub fn finish(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
+pub fn write_reports(record: &RunRecord, summary: &Summary, settings: &str) -> anyhow::Result<()> {
     write_json(&record.dir.join(SUMMARY_JSON_FILE), summary)?;
     let csv_path = record.dir.join(SUMMARY_CSV_FILE);
     crate::base::write::write_atomic(&csv_path, super::csv(summary)?.as_bytes())

@@ -45,7 +45,7 @@ pub fn push_units(
 /// Four categories with known shapes: clearly better, clearly worse, flaky A/A, gapped.
 /// The control arm fails 10 of the 12 city_country samples the baseline passes: there the
 /// skill's body matters.
-pub fn fixture_outcomes(control_like_baseline: bool) -> Vec<Outcome> {
+pub fn known_outcomes(control_like_baseline: bool) -> Vec<Outcome> {
     let mut outcomes = Vec::new();
     for repeat in 0..3 {
         for sample in 0..12 {
@@ -89,6 +89,6 @@ pub fn fixture_outcomes(control_like_baseline: bool) -> Vec<Outcome> {
     outcomes
 }
 
-pub fn fixture_summary() -> Summary {
-    summarize(&fixture_outcomes(false)).expect("fixture outcomes are consistent")
+pub fn known_summary() -> Summary {
+    summarize(&known_outcomes(false)).expect("fixture outcomes are consistent")
 }
