@@ -1,3 +1,5 @@
+//! The `skilleval` binary: parses the command line and runs the command it names (`cli`).
+
 use std::process::ExitCode;
 
 use clap::Parser;
