@@ -522,6 +522,7 @@ fn prompt_with(pack_dir: &Path, text: &str) -> String {
         skills: &tree,
         loaded: &loaded,
         tools: &[],
+        examples: Default::default(),
     }
     .render()
 }

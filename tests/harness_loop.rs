@@ -166,6 +166,7 @@ impl Setup {
             sampling: Sampling::default(),
             budgets: self.budgets,
             constrain_calls: self.constrain_calls,
+            examples: Default::default(),
         };
         let transcript = agent::run(&mut backend, &request);
         (transcript, backend)

@@ -68,6 +68,7 @@ fn run_once(sampling: Sampling) -> Transcript {
         sampling,
         budgets: budgets(),
         constrain_calls: false,
+        examples: Default::default(),
     };
     let mut backend = common::model::backend();
     agent::run(&mut *backend, &request)

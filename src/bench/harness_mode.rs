@@ -286,6 +286,7 @@ pub fn harness_entry(
         budgets,
         // BFCL judges what the model writes unaided.
         constrain_calls: false,
+        examples: Default::default(),
     };
     let transcript = agent::run(backend, &request);
     let reply = transcript

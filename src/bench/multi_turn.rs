@@ -224,6 +224,7 @@ impl HarnessView {
             skills: &skills,
             loaded: &[],
             tools: &offered,
+            examples: Default::default(),
         };
         Message::system(prompt.render())
     }

@@ -6,6 +6,7 @@
 use super::pack::Pack;
 use crate::harness::agent::{AgentRequest, Budgets};
 use crate::harness::backend::Sampling;
+use crate::harness::examples::Presentation;
 use crate::harness::skills::SkillTree;
 use crate::harness::template::Message;
 use crate::harness::tools::Registry;
@@ -35,6 +36,7 @@ pub fn agent_request<'a>(
             sampling,
             budgets: Budgets::default(),
             constrain_calls: false,
+            examples: Presentation::Turns,
         };
     };
     if pack.preload && !preload.contains(&pack.skill) {
@@ -50,5 +52,6 @@ pub fn agent_request<'a>(
         sampling,
         budgets: pack.budgets,
         constrain_calls: pack.constrained_calls,
+        examples: pack.skill_examples,
     }
 }

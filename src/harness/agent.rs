@@ -55,6 +55,8 @@ pub struct AgentRequest<'a> {
     pub budgets: Budgets,
     /// Hold every call the model opens to the tools offered in that round (`toolcall::grammar`).
     pub constrain_calls: bool,
+    /// How loaded skills' worked examples are shown.
+    pub examples: examples::Presentation,
 }
 
 /// Cuts a tool result to `limit` characters, saying how much was cut; states an empty one.
@@ -122,6 +124,7 @@ impl Loop<'_, '_> {
             skills: self.request.skills,
             loaded: &self.loaded,
             tools: &tools,
+            examples: self.request.examples,
         };
         let mut messages = vec![Message::system(prompt.render())];
         messages.extend(prompt.example_turns());
@@ -174,7 +177,10 @@ impl Loop<'_, '_> {
                 if !self.loaded.iter().any(|l| l == name) {
                     self.loaded.push(name.to_string());
                 }
-                ToolOutput::ok(format!("Skill {name} loaded.\n\n{}", skill.instructions()))
+                ToolOutput::ok(format!(
+                    "Skill {name} loaded.\n\n{}",
+                    skill.text(self.request.examples)
+                ))
             }
             None => ToolOutput::error(format!(
                 "No skill named {name:?}. Skills: {}.",

@@ -5,9 +5,32 @@
 //! rest of the body stays in the system text.
 
 use anyhow::{bail, Context as _};
+use serde::{Deserialize, Serialize};
 
 use super::template::{Message, Role};
 use super::toolcall::{json_tag, markup, render::render_call, CallFormat, ParsedCall};
+
+/// How a loaded skill's `example` blocks reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Presentation {
+    /// Each block becomes earlier turns in the run's chat format and call syntax; the rest of
+    /// the body is the skill's text.
+    #[default]
+    Turns,
+    /// The body is shown as written, blocks included, as text: what a harness that knows no
+    /// `example` blocks shows.
+    Text,
+}
+
+impl Presentation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Presentation::Turns => "turns",
+            Presentation::Text => "text",
+        }
+    }
+}
 
 /// One turn of an example, as written: calls in an assistant turn are kept as parsed calls so
 /// that they can be shown in whichever syntax the run teaches.

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::examples::{self, Exchange};
+use super::examples::{self, Exchange, Presentation};
 use super::skills::SkillTree;
 use super::template::Message;
 use super::toolcall::render::{self, ShownCall};
@@ -62,6 +62,7 @@ pub struct SystemPrompt<'a> {
     pub skills: &'a SkillTree,
     pub loaded: &'a [String],
     pub tools: &'a [&'a ToolDef],
+    pub examples: Presentation,
 }
 
 /// A value for a parameter from its schema (`examples`, `default`, `enum`, `const`), if any.
@@ -116,7 +117,11 @@ impl SystemPrompt<'_> {
 
     /// The tools offered now, with the built-ins, in the order the prompt lists them.
     fn offered(&self) -> Vec<Offered> {
-        let examples: Vec<Exchange> = self.loaded_skills().flat_map(|s| s.examples()).collect();
+        // Shown as text, examples are the skill's words only: the harness takes nothing from them.
+        let examples: Vec<Exchange> = match self.examples {
+            Presentation::Turns => self.loaded_skills().flat_map(|s| s.examples()).collect(),
+            Presentation::Text => Vec::new(),
+        };
         let mut offered: Vec<Offered> = self
             .tools
             .iter()
@@ -203,7 +208,7 @@ impl SystemPrompt<'_> {
             parts.push(index.trim_end().to_string());
         }
         for skill in self.loaded_skills() {
-            let mut text = format!("# Skill: {}\n{}", skill.name(), skill.instructions());
+            let mut text = format!("# Skill: {}\n{}", skill.name(), skill.text(self.examples));
             let refs = skill.reference_names();
             if !refs.is_empty() {
                 text.push_str(&format!(
@@ -226,6 +231,9 @@ impl SystemPrompt<'_> {
 
     /// The loaded skills' worked examples as earlier turns, calls in this prompt's syntax.
     pub fn example_turns(&self) -> Vec<Message> {
+        if self.examples == Presentation::Text {
+            return Vec::new();
+        }
         self.loaded_skills()
             .flat_map(|s| s.examples())
             .flat_map(|e| examples::to_messages(&e, self.format))
@@ -265,8 +273,56 @@ mod tests {
             skills,
             loaded: &loaded,
             tools,
+            examples: Default::default(),
         }
         .render()
+    }
+
+    const WITH_EXAMPLE: &str = "---\nname: clock\ndescription: Tells the time.\n---\nCall ping for the time.\n\n```example\nUser: time in Oslo?\nAssistant: <tool_call>{\"name\": \"ping\", \"arguments\": {\"zone\": \"Oslo\"}}</tool_call>\nTool: 12:00\nAssistant: It is noon.\n```\n";
+
+    fn with_examples(presentation: Presentation) -> (String, Vec<Message>) {
+        let skills = test_skills()
+            .with_overlay("clock", WITH_EXAMPLE, Path::new("clock.md"))
+            .unwrap();
+        let ping = ToolDef::new(
+            "ping",
+            "Does a thing.",
+            json!({"type": "object", "properties": {"zone": {"type": "string"}}, "required": ["zone"]}),
+            Effect::Read,
+            |_| ToolOutput::ok(""),
+        );
+        let loaded = vec!["clock".to_string()];
+        let tools = [&ping];
+        let prompt = SystemPrompt {
+            instructions: "Be brief.",
+            format: CallFormat::Markup,
+            skills: &skills,
+            loaded: &loaded,
+            tools: &tools,
+            examples: presentation,
+        };
+        (prompt.render(), prompt.example_turns())
+    }
+
+    #[test]
+    fn examples_as_turns_leave_the_text_and_teach_the_call_syntax() {
+        let (text, turns) = with_examples(Presentation::Turns);
+        assert!(!text.contains("```example"), "{text}");
+        assert!(text.contains("Call ping for the time."));
+        assert!(text.contains("Oslo"), "the syntax line shows the example's value: {text}");
+        assert_eq!(turns.len(), 4, "{turns:?}");
+    }
+
+    #[test]
+    fn examples_as_text_are_the_body_as_written_and_no_turns() {
+        let (text, turns) = with_examples(Presentation::Text);
+        assert!(
+            text.contains("Call ping for the time.\n\n```example\nUser: time in Oslo?"),
+            "{text}"
+        );
+        assert!(turns.is_empty(), "{turns:?}");
+        let syntax = &text[text.find("# Calling tools").unwrap()..text.find("# Skills").unwrap()];
+        assert!(!syntax.contains("Oslo"), "{syntax}");
     }
 
     #[test]

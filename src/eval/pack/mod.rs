@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use sha2::{Digest, Sha256};
 
+use crate::harness::examples::Presentation;
 use crate::eval::arm::ControlPart;
 use crate::eval::corpus::{load_corpus, Sample};
 use crate::eval::digest::{file_sha256, tree_digest};
@@ -45,6 +46,8 @@ pub struct Pack {
     /// A call the model opens is held to the tools offered in that round, their parameters and
     /// the values their schemas allow (`harness::toolcall::grammar`).
     pub constrained_calls: bool,
+    /// How the skills' `example` blocks reach the model: as earlier turns, or as text.
+    pub skill_examples: Presentation,
     /// What the control arm removes from the skill under test.
     pub control: ControlPart,
     pub sampling: Sampling,

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::tools::{check_tool, ToolSpec};
 use super::{check_name, check_sampling, Pack};
+use crate::harness::examples::Presentation;
 use crate::eval::arm::ControlPart;
 use crate::eval::judge::Law;
 use crate::harness::agent::Budgets;
@@ -74,6 +75,8 @@ struct PackFile {
     chat_format: Option<Family>,
     #[serde(default)]
     constrained_calls: bool,
+    #[serde(default)]
+    skill_examples: Presentation,
     #[serde(default)]
     control: ControlPart,
     #[serde(default)]
@@ -169,6 +172,7 @@ impl Pack {
             call_format: raw.call_format,
             chat_format: raw.chat_format,
             constrained_calls: raw.constrained_calls,
+            skill_examples: raw.skill_examples,
             control: raw.control,
             sampling,
             budgets,

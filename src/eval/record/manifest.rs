@@ -15,6 +15,7 @@ use crate::eval::arm::{self, ControlPart};
 use crate::eval::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
+use crate::harness::examples::Presentation;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Manifest {
@@ -60,6 +61,10 @@ pub struct Manifest {
     pub sampling: Sampling,
     pub budgets: Budgets,
     pub call_format: String,
+    /// How the skills' `example` blocks were shown (the pack's `skill_examples`); runs older
+    /// than the choice showed them as turns.
+    #[serde(default)]
+    pub skill_examples: Presentation,
     pub record: String,
     /// Units run at once. Above 1, sequences share decode batches: a run replays exactly at the
     /// same value, but its results differ in the last bits from another value's

@@ -88,6 +88,7 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
             pack.call_format
                 .unwrap_or(backend.family().default_call_format())
         ),
+        skill_examples: pack.skill_examples,
         record: format!("{:?}", opts.record),
         parallel: opts.parallel.max(1),
         started_unix: SystemTime::now()

@@ -102,6 +102,15 @@ impl Skill {
         examples::strip(&self.body)
     }
 
+    /// The skill's text as `presentation` shows it: without its examples when they become
+    /// turns, else the body as written.
+    pub fn text(&self, presentation: examples::Presentation) -> String {
+        match presentation {
+            examples::Presentation::Turns => self.instructions(),
+            examples::Presentation::Text => self.body.trim().to_string(),
+        }
+    }
+
     /// The body's worked examples (```` ```example ```` blocks), shown as earlier turns once the
     /// skill is loaded. A body's examples are checked when it is read, so none are lost here.
     pub fn examples(&self) -> Vec<Exchange> {
