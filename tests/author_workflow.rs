@@ -523,6 +523,8 @@ fn prompt_with(pack_dir: &Path, text: &str) -> String {
         loaded: &loaded,
         tools: &[],
         examples: Default::default(),
+        deferred: &[],
+        read_tool_output: false,
     }
     .render()
 }

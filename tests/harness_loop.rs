@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 use skilleval::harness::agent::{self, AgentRequest, Budgets};
 use skilleval::harness::backend::{FinishReason, Sampling};
 use skilleval::harness::skills::SkillTree;
+use skilleval::harness::spill::{self, LongOutput};
 use skilleval::harness::template::{Family, Message};
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::{CallFormat, RepairKind};
@@ -106,6 +107,7 @@ struct Setup {
     preload: Vec<String>,
     budgets: Budgets,
     constrain_calls: bool,
+    long_output: LongOutput,
 }
 
 impl Setup {
@@ -118,7 +120,13 @@ impl Setup {
             preload: Vec::new(),
             budgets: Budgets::default(),
             constrain_calls: false,
+            long_output: LongOutput::Cut,
         }
+    }
+
+    fn spilling(mut self) -> Self {
+        self.long_output = LongOutput::Spill;
+        self
     }
 
     fn constrained(mut self) -> Self {
@@ -167,6 +175,7 @@ impl Setup {
             budgets: self.budgets,
             constrain_calls: self.constrain_calls,
             examples: Default::default(),
+            long_output: self.long_output,
         };
         let transcript = agent::run(&mut backend, &request);
         (transcript, backend)
@@ -579,8 +588,8 @@ fn a_long_tool_result_is_cut_to_the_budget_with_a_marker() {
 #[test]
 fn a_result_within_the_budget_is_kept_whole() {
     let exact = "x".repeat(40);
-    assert_eq!(agent::fit_tool_output(&exact, 40), (exact.clone(), 0));
-    let (cut_text, cut) = agent::fit_tool_output(&exact, 39);
+    assert_eq!(spill::fit_tool_output(&exact, 40), (exact.clone(), 0));
+    let (cut_text, cut) = spill::fit_tool_output(&exact, 39);
     assert_eq!(cut, 1);
     assert!(cut_text.starts_with(&"x".repeat(39)));
 }
@@ -1103,4 +1112,109 @@ fn constrained_calls_send_each_round_a_grammar_of_what_it_offers() {
 fn without_constrained_calls_no_grammar_is_sent() {
     let (_, backend) = Setup::new().run(vec!["Noon.".into()]);
     assert_eq!(backend.grammars, vec![None]);
+}
+
+/// A deferred `build_log` in group `ci`, answering with the build's id.
+fn build_log_tool() -> ToolDef {
+    ToolDef::new(
+        "build_log",
+        "The log of one build.",
+        one_parameter("build", "string"),
+        Effect::Read,
+        |args| {
+            ToolOutput::ok(format!(
+                "log of build {}",
+                args["build"].as_str().unwrap_or("?")
+            ))
+        },
+    )
+    .deferred_in("ci")
+}
+
+#[test]
+fn a_deferred_tool_is_a_name_until_tool_search_loads_it_and_the_system_text_never_changes() {
+    let (t, backend) = Setup::new().tool(build_log_tool()).run(vec![
+        call("build_log", &[("build", "7")]),
+        call("tool_search", &[("query", "ci")]),
+        call("build_log", &[("build", "7")]),
+        "Build 7 is logged.".into(),
+    ]);
+    let results: Vec<(&str, bool)> = t.calls().map(|c| (c.result.as_str(), c.is_error)).collect();
+    assert_eq!(
+        results[0],
+        (
+            "Tool build_log is not described yet; call tool_search with query=\"build_log\" first.",
+            true
+        )
+    );
+    assert_eq!(
+        results[1],
+        (
+            "Loaded:\n- build_log: The log of one build.\n    build (string, required): the build",
+            false
+        )
+    );
+    assert_eq!(results[2], ("log of build 7", false));
+    let first = without_model_opener(&backend.prompts[0]);
+    assert!(first.contains("# More tools\n"), "{first}");
+    assert!(first.contains("\n- ci: build_log"), "{first}");
+    assert!(first.contains("- tool_search: "), "{first}");
+    assert!(
+        !first.contains("- build_log: "),
+        "only the name is shown: {first}"
+    );
+    for later in &backend.prompts[1..] {
+        assert!(
+            later.starts_with(first),
+            "the prompt before grows only at its end"
+        );
+    }
+}
+
+#[test]
+fn a_spilled_result_is_read_on_from_its_file_to_its_end() {
+    let long: String = ('a'..='z').cycle().take(50).collect();
+    let shown = long.clone();
+    let (t, backend) = Setup::new()
+        .spilling()
+        .budgets(|b| b.tool_output_chars = 20)
+        .tool(read_tool("dump", move |_| ToolOutput::ok(shown.clone())))
+        .run(vec![
+            call("dump", &[]),
+            call(
+                "read_tool_output",
+                &[("file", "tool-output-1.txt"), ("offset", "20")],
+            ),
+            call(
+                "read_tool_output",
+                &[("file", "tool-output-1.txt"), ("offset", "40")],
+            ),
+            "Done.".into(),
+        ]);
+    let results: Vec<&str> = t.calls().map(|c| c.result.as_str()).collect();
+    assert_eq!(
+        results[0],
+        format!("{}\n[… 30 more characters in tool-output-1.txt; call read_tool_output with file=\"tool-output-1.txt\" and offset=20 to read on]", &long[..20])
+    );
+    assert_eq!(t.calls().next().unwrap().truncated_chars, 30);
+    assert!(
+        results[1].starts_with(&long[20..40]) && results[1].ends_with("offset=40 to read on]"),
+        "{results:?}"
+    );
+    assert_eq!(results[2], &long[40..]);
+    assert!(backend.prompts[0].contains("- read_tool_output: "));
+}
+
+#[test]
+fn without_spilling_read_tool_output_is_not_offered_and_a_long_result_is_cut() {
+    let (t, backend) = Setup::new()
+        .budgets(|b| b.tool_output_chars = 5)
+        .tool(read_tool("dump", |_| ToolOutput::ok("0123456789")))
+        .run(vec![call("dump", &[]), "Done.".into()]);
+    assert_eq!(
+        t.calls().next().unwrap().result,
+        "01234\n[… 5 more characters cut]"
+    );
+    assert!(!backend.prompts[0].contains("read_tool_output"));
+    assert!(!backend.prompts[0].contains("tool_search"));
 }

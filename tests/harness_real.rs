@@ -69,6 +69,7 @@ fn run_once(sampling: Sampling) -> Transcript {
         budgets: budgets(),
         constrain_calls: false,
         examples: Default::default(),
+        long_output: Default::default(),
     };
     let mut backend = common::model::backend();
     agent::run(&mut *backend, &request)

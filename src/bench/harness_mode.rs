@@ -287,6 +287,7 @@ pub fn harness_entry(
         // BFCL judges what the model writes unaided.
         constrain_calls: false,
         examples: Default::default(),
+        long_output: Default::default(),
     };
     let transcript = agent::run(backend, &request);
     let reply = transcript

@@ -225,6 +225,8 @@ impl HarnessView {
             loaded: &[],
             tools: &offered,
             examples: Default::default(),
+            deferred: &[],
+            read_tool_output: false,
         };
         Message::system(prompt.render())
     }

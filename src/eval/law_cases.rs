@@ -33,8 +33,8 @@ use super::corpus::Sample;
 use super::judge::{self, Check};
 use super::pack::Pack;
 use super::replay::{self, LiveServices, RecordMode};
-use crate::harness::agent::fit_tool_output;
 use crate::harness::backend::{FinishReason, GenMetrics};
+use crate::harness::spill::{LongOutput, SpillFiles};
 use crate::harness::toolcall::coerce::coerce_call_arguments;
 use crate::harness::tools::{Registry, ToolOutput};
 use crate::harness::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
@@ -151,6 +151,7 @@ pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Resul
 pub struct Replayer {
     registry: Registry,
     output_chars: usize,
+    long_output: LongOutput,
     loaded_skills: Vec<String>,
 }
 
@@ -167,6 +168,7 @@ impl Replayer {
         Ok(Replayer {
             registry,
             output_chars: pack.budgets.tool_output_chars,
+            long_output: pack.long_tool_output,
             loaded_skills: if pack.preload {
                 vec![pack.skill.clone()]
             } else {
@@ -191,7 +193,9 @@ impl Replayer {
                 }
             }
         };
-        let (text, cut) = fit_tool_output(&output.content, self.output_chars);
+        // Shown as the loop shows it; a spilled result names its file as the first spill would.
+        let (text, cut) =
+            SpillFiles::default().show(&output.content, self.output_chars, self.long_output);
         record.result = text;
         record.truncated_chars = cut;
         record.is_error = output.is_error;

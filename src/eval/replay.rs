@@ -430,6 +430,9 @@ pub fn build_registry(
             move |args| answer(&owned, &store, mode, &live, args),
         );
         def.skill_gate = gate;
+        if spec.defer {
+            def.deferred = Some(spec.group.clone().unwrap_or_default());
+        }
         registry.add(def);
     }
     registry

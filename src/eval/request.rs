@@ -8,6 +8,7 @@ use crate::harness::agent::{AgentRequest, Budgets};
 use crate::harness::backend::Sampling;
 use crate::harness::examples::Presentation;
 use crate::harness::skills::SkillTree;
+use crate::harness::spill::LongOutput;
 use crate::harness::template::Message;
 use crate::harness::tools::Registry;
 
@@ -37,6 +38,7 @@ pub fn agent_request<'a>(
             budgets: Budgets::default(),
             constrain_calls: false,
             examples: Presentation::Turns,
+            long_output: LongOutput::Cut,
         };
     };
     if pack.preload && !preload.contains(&pack.skill) {
@@ -53,5 +55,6 @@ pub fn agent_request<'a>(
         budgets: pack.budgets,
         constrain_calls: pack.constrained_calls,
         examples: pack.skill_examples,
+        long_output: pack.long_tool_output,
     }
 }

@@ -7,9 +7,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::backend::{Backend, FinishReason, GenRequest, Sampling};
+use super::builtins::{self, LOAD_SKILL, LOAD_SKILL_REFERENCE, READ_TOOL_OUTPUT, TOOL_SEARCH};
+use super::deferred;
 use super::examples;
-use super::prompt::{self, SystemPrompt, LOAD_SKILL, LOAD_SKILL_REFERENCE};
+use super::prompt::SystemPrompt;
 use super::skills::SkillTree;
+use super::spill::{LongOutput, SpillFiles};
 use super::template::{render_marked, Message};
 use super::toolcall::grammar::{self, CallGrammar, OfferedTool};
 use super::toolcall::{self, coerce, describe, CallFormat, ParsedCall};
@@ -57,26 +60,17 @@ pub struct AgentRequest<'a> {
     pub constrain_calls: bool,
     /// How loaded skills' worked examples are shown.
     pub examples: examples::Presentation,
-}
-
-/// Cuts a tool result to `limit` characters, saying how much was cut; states an empty one.
-pub fn fit_tool_output(content: &str, limit: usize) -> (String, usize) {
-    if content.trim().is_empty() {
-        return ("(the tool returned nothing)".to_string(), 0);
-    }
-    let total = content.chars().count();
-    if total <= limit {
-        return (content.to_string(), 0);
-    }
-    let kept: String = content.chars().take(limit).collect();
-    let cut = total - limit;
-    (format!("{kept}\n[… {cut} more characters cut]"), cut)
+    /// What a tool result longer than `budgets.tool_output_chars` becomes.
+    pub long_output: LongOutput,
 }
 
 struct Loop<'a, 'r> {
     request: &'r AgentRequest<'a>,
     format: CallFormat,
     loaded: Vec<String>,
+    /// Deferred tools `tool_search` has loaded.
+    searched: Vec<String>,
+    spilled: SpillFiles,
 }
 
 impl Loop<'_, '_> {
@@ -99,6 +93,30 @@ impl Loop<'_, '_> {
             .collect()
     }
 
+    /// Visible tools the system text describes: all but the deferred.
+    fn described_tools(&self) -> Vec<&ToolDef> {
+        let mut tools = self.visible_tools();
+        tools.retain(|t| t.deferred.is_none());
+        tools
+    }
+
+    /// Visible deferred tools, loaded or not: the system text lists them all by name, so that
+    /// it stays the same when one is loaded.
+    fn deferred_tools(&self) -> Vec<&ToolDef> {
+        let mut tools = self.visible_tools();
+        tools.retain(|t| t.deferred.is_some());
+        tools
+    }
+
+    /// A visible tool the model may call now: not deferred, or loaded by `tool_search`.
+    fn usable(&self, tool: &ToolDef) -> bool {
+        tool.deferred.is_none() || self.searched.contains(&tool.name)
+    }
+
+    fn offers_read_tool_output(&self) -> bool {
+        self.request.long_output == LongOutput::Spill
+    }
+
     fn offers_load_skill(&self) -> bool {
         self.request
             .skills
@@ -117,7 +135,8 @@ impl Loop<'_, '_> {
 
     /// The system text, then the loaded skills' worked examples as earlier turns.
     fn opening(&self) -> Vec<Message> {
-        let tools = self.visible_tools();
+        let tools = self.described_tools();
+        let deferred = self.deferred_tools();
         let prompt = SystemPrompt {
             instructions: self.request.instructions,
             format: self.format,
@@ -125,6 +144,8 @@ impl Loop<'_, '_> {
             loaded: &self.loaded,
             tools: &tools,
             examples: self.request.examples,
+            deferred: &deferred,
+            read_tool_output: self.offers_read_tool_output(),
         };
         let mut messages = vec![Message::system(prompt.render())];
         messages.extend(prompt.example_turns());
@@ -154,7 +175,8 @@ impl Loop<'_, '_> {
     fn callable_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .visible_tools()
-            .iter()
+            .into_iter()
+            .filter(|t| self.usable(t))
             .map(|t| t.name.clone())
             .collect();
         if self.offers_load_skill() {
@@ -162,6 +184,12 @@ impl Loop<'_, '_> {
         }
         if self.offers_load_reference() {
             names.push(LOAD_SKILL_REFERENCE.into());
+        }
+        if !self.deferred_tools().is_empty() {
+            names.push(TOOL_SEARCH.into());
+        }
+        if self.offers_read_tool_output() {
+            names.push(READ_TOOL_OUTPUT.into());
         }
         names
     }
@@ -204,15 +232,50 @@ impl Loop<'_, '_> {
         }
     }
 
+    fn tool_search(&mut self, args: &Map<String, Value>) -> ToolOutput {
+        let (output, found) = deferred::search(&self.deferred_tools(), args);
+        for name in found {
+            if !self.searched.contains(&name) {
+                self.searched.push(name);
+            }
+        }
+        output
+    }
+
+    /// The schema of a tool the model may call now; none for any other name.
     fn schema_of(&self, name: &str) -> Option<Value> {
         match name {
-            LOAD_SKILL => Some(prompt::load_skill_schema()),
-            LOAD_SKILL_REFERENCE => Some(prompt::load_reference_schema()),
+            LOAD_SKILL => Some(builtins::load_skill_schema()),
+            LOAD_SKILL_REFERENCE => Some(builtins::load_reference_schema()),
+            TOOL_SEARCH if !self.deferred_tools().is_empty() => {
+                Some(builtins::tool_search_schema())
+            }
+            READ_TOOL_OUTPUT if self.offers_read_tool_output() => {
+                Some(builtins::read_tool_output_schema())
+            }
             _ => self
                 .visible_tools()
-                .iter()
-                .find(|t| t.name == name)
+                .into_iter()
+                .find(|t| t.name == name && self.usable(t))
                 .map(|t| t.parameters.clone()),
+        }
+    }
+
+    /// Why a call to `name`, which the model may not call now, was refused.
+    fn refusal(&self, name: &str) -> String {
+        if self.visible_tools().iter().any(|t| t.name == name) {
+            return format!(
+                "Tool {name} is not described yet; call {TOOL_SEARCH} with query=\"{name}\" first."
+            );
+        }
+        match self.request.tools.get(name).and_then(|t| t.skill_gate.clone()) {
+            Some(skill) => format!(
+                "Tool {name} is part of skill {skill}; call {LOAD_SKILL} with name=\"{skill}\" first."
+            ),
+            None => format!(
+                "There is no tool named {name:?}. You may call: {}.",
+                self.callable_names().join(", ")
+            ),
         }
     }
 
@@ -228,25 +291,7 @@ impl Loop<'_, '_> {
         for call in calls {
             let mut record = CallRecord::unanswered(&call.name, &call.arguments);
             let plan = match self.schema_of(&call.name) {
-                None => {
-                    let hidden = self
-                        .request
-                        .tools
-                        .get(&call.name)
-                        .and_then(|t| t.skill_gate.clone());
-                    let why = match hidden {
-                        Some(skill) => format!(
-                            "Tool {} is part of skill {skill}; call {LOAD_SKILL} with name=\"{skill}\" first.",
-                            call.name
-                        ),
-                        None => format!(
-                            "There is no tool named {:?}. You may call: {}.",
-                            call.name,
-                            self.callable_names().join(", ")
-                        ),
-                    };
-                    Planned::Ready(ToolOutput::error(why))
-                }
+                None => Planned::Ready(ToolOutput::error(self.refusal(&call.name))),
                 Some(schema) => {
                     match coerce::coerce_call_arguments(&call.name, &call.arguments, &schema) {
                         Err(message) => Planned::Ready(ToolOutput::error(message)),
@@ -254,7 +299,8 @@ impl Loop<'_, '_> {
                             record.arguments = Value::Object(arguments);
                             record.repairs = repairs;
                             match call.name.as_str() {
-                                LOAD_SKILL | LOAD_SKILL_REFERENCE => Planned::Builtin,
+                                LOAD_SKILL | LOAD_SKILL_REFERENCE | TOOL_SEARCH
+                                | READ_TOOL_OUTPUT => Planned::Builtin,
                                 _ => Planned::Run(
                                     self.request
                                         .tools
@@ -311,15 +357,30 @@ impl Loop<'_, '_> {
                 .unwrap_or_default();
             outputs[i] = Some(match plan {
                 Planned::Ready(out) => out,
-                Planned::Builtin if records[i].name == LOAD_SKILL => self.load_skill(&args),
-                Planned::Builtin => self.load_reference(&args),
+                Planned::Builtin => match records[i].name.as_str() {
+                    LOAD_SKILL => self.load_skill(&args),
+                    TOOL_SEARCH => self.tool_search(&args),
+                    READ_TOOL_OUTPUT => self
+                        .spilled
+                        .read(&args, self.request.budgets.tool_output_chars),
+                    _ => self.load_reference(&args),
+                },
                 Planned::Run(tool) => (tool.executor)(&args),
             });
         }
         for (record, output) in records.iter_mut().zip(outputs) {
             let output = output.expect("every call has an output");
-            let (text, cut) =
-                fit_tool_output(&output.content, self.request.budgets.tool_output_chars);
+            // A part read from a spilled file is already within the budget, with its own line
+            // on how to read on: cutting or spilling it again would hide that line.
+            let (text, cut) = if record.name == READ_TOOL_OUTPUT {
+                (output.content, 0)
+            } else {
+                self.spilled.show(
+                    &output.content,
+                    self.request.budgets.tool_output_chars,
+                    self.request.long_output,
+                )
+            };
             record.result = text;
             record.truncated_chars = cut;
             record.is_error = output.is_error;
@@ -339,6 +400,8 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
         request,
         format,
         loaded: Vec::new(),
+        searched: Vec::new(),
+        spilled: SpillFiles::default(),
     };
     for name in &request.preload {
         if request.skills.get(name).is_some() && !state.loaded.contains(name) {

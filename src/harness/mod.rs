@@ -3,9 +3,12 @@
 
 pub mod agent;
 pub mod backend;
+pub mod builtins;
+pub mod deferred;
 pub mod examples;
 pub mod prompt;
 pub mod skills;
+pub mod spill;
 pub mod template;
 pub mod toolcall;
 pub mod tools;

@@ -2,59 +2,18 @@
 
 use serde_json::{Map, Value};
 
+use super::builtins::{
+    self, LOAD_SKILL, LOAD_SKILL_DESCRIPTION, LOAD_SKILL_REFERENCE,
+    LOAD_SKILL_REFERENCE_DESCRIPTION, READ_TOOL_OUTPUT, READ_TOOL_OUTPUT_DESCRIPTION, TOOL_SEARCH,
+    TOOL_SEARCH_DESCRIPTION,
+};
+use super::deferred;
 use super::examples::{self, Exchange, Presentation};
 use super::skills::SkillTree;
 use super::template::Message;
 use super::toolcall::render::{self, ShownCall};
 use super::toolcall::CallFormat;
-use super::tools::ToolDef;
-
-pub const LOAD_SKILL: &str = "load_skill";
-pub const LOAD_SKILL_REFERENCE: &str = "load_skill_reference";
-
-/// A compact, one-line-per-parameter rendering of a tool: small models follow it better than
-/// a raw JSON schema, and it costs fewer prompt tokens.
-pub fn describe_tool(name: &str, description: &str, parameters: &Value) -> String {
-    let mut out = format!("- {name}: {}", description.trim());
-    let required: Vec<&str> = parameters["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if let Some(props) = parameters["properties"].as_object() {
-        for (key, schema) in props {
-            let kind = schema["type"].as_str().unwrap_or("any");
-            let need = if required.contains(&key.as_str()) {
-                "required"
-            } else {
-                "optional"
-            };
-            out.push_str(&format!("\n    {key} ({kind}, {need})"));
-            if let Some(d) = schema["description"].as_str() {
-                out.push_str(&format!(": {}", d.trim()));
-            }
-        }
-    }
-    out
-}
-
-pub fn load_skill_schema() -> Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "the skill's name from the list above"}},
-        "required": ["name"]
-    })
-}
-
-pub fn load_reference_schema() -> Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {
-            "skill": {"type": "string", "description": "a loaded skill"},
-            "name": {"type": "string", "description": "one of the skill's references"}
-        },
-        "required": ["skill", "name"]
-    })
-}
+use super::tools::{describe_tool, ToolDef};
 
 pub struct SystemPrompt<'a> {
     pub instructions: &'a str,
@@ -63,6 +22,10 @@ pub struct SystemPrompt<'a> {
     pub loaded: &'a [String],
     pub tools: &'a [&'a ToolDef],
     pub examples: Presentation,
+    /// Deferred tools, listed by name under their groups, with `tool_search` offered.
+    pub deferred: &'a [&'a ToolDef],
+    /// Offer `read_tool_output`, for results spilled to a file.
+    pub read_tool_output: bool,
 }
 
 /// A value for a parameter from its schema (`examples`, `default`, `enum`, `const`), if any.
@@ -143,9 +106,27 @@ impl SystemPrompt<'_> {
             arguments.insert("name".into(), Value::from(skill.name()));
             offered.push(Offered {
                 name: LOAD_SKILL.into(),
-                description: "Load a skill's instructions and tools.".into(),
-                parameters: load_skill_schema(),
+                description: LOAD_SKILL_DESCRIPTION.into(),
+                parameters: builtins::load_skill_schema(),
                 arguments: Some(arguments),
+            });
+        }
+        if let Some(first) = self.deferred.first() {
+            let mut arguments = Map::new();
+            arguments.insert("query".into(), Value::from(first.name.clone()));
+            offered.push(Offered {
+                name: TOOL_SEARCH.into(),
+                description: TOOL_SEARCH_DESCRIPTION.into(),
+                parameters: builtins::tool_search_schema(),
+                arguments: Some(arguments),
+            });
+        }
+        if self.read_tool_output {
+            offered.push(Offered {
+                name: READ_TOOL_OUTPUT.into(),
+                description: READ_TOOL_OUTPUT_DESCRIPTION.into(),
+                parameters: builtins::read_tool_output_schema(),
+                arguments: None,
             });
         }
         let with_references = self
@@ -157,8 +138,8 @@ impl SystemPrompt<'_> {
             arguments.insert("name".into(), Value::from(reference));
             offered.push(Offered {
                 name: LOAD_SKILL_REFERENCE.into(),
-                description: "Load one reference document of a loaded skill.".into(),
-                parameters: load_reference_schema(),
+                description: LOAD_SKILL_REFERENCE_DESCRIPTION.into(),
+                parameters: builtins::load_reference_schema(),
                 arguments: Some(arguments),
             });
         }
@@ -226,6 +207,9 @@ impl SystemPrompt<'_> {
         if !tools.is_empty() {
             parts.push(format!("# Tools\n{}", tools.join("\n")));
         }
+        if let Some(index) = deferred::index_section(self.deferred) {
+            parts.push(index);
+        }
         parts.join("\n\n")
     }
 
@@ -274,6 +258,8 @@ mod tests {
             loaded: &loaded,
             tools,
             examples: Default::default(),
+            deferred: &[],
+            read_tool_output: false,
         }
         .render()
     }
@@ -300,6 +286,8 @@ mod tests {
             loaded: &loaded,
             tools: &tools,
             examples: presentation,
+            deferred: &[],
+            read_tool_output: false,
         };
         (prompt.render(), prompt.example_turns())
     }
@@ -309,7 +297,10 @@ mod tests {
         let (text, turns) = with_examples(Presentation::Turns);
         assert!(!text.contains("```example"), "{text}");
         assert!(text.contains("Call ping for the time."));
-        assert!(text.contains("Oslo"), "the syntax line shows the example's value: {text}");
+        assert!(
+            text.contains("Oslo"),
+            "the syntax line shows the example's value: {text}"
+        );
         assert_eq!(turns.len(), 4, "{turns:?}");
     }
 

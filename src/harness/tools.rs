@@ -12,7 +12,7 @@ pub const TOOL_NAME_MAX: usize = 64;
 
 /// What a tool may be called, checked once where a pack is loaded and by `lint` and `init`, by
 /// this one rule: 1–64 characters, an ASCII letter or `_` first, then ASCII letters, digits,
-/// `_`, `-` and `.`; and no built-in tool's name (`load_skill`, `load_skill_reference`), which
+/// `_`, `-` and `.`; and no built-in tool's name (`builtins::BUILT_IN_TOOLS`), which
 /// the harness offers itself. Every call syntax can then write the name, and the name is a
 /// folder name as it stands (no separator, never `.` or `..`).
 pub fn check_tool_name(name: &str) -> Result<(), String> {
@@ -32,12 +32,7 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
             name.len()
         ));
     }
-    if [
-        crate::harness::prompt::LOAD_SKILL,
-        crate::harness::prompt::LOAD_SKILL_REFERENCE,
-    ]
-    .contains(&name)
-    {
+    if super::builtins::BUILT_IN_TOOLS.contains(&name) {
         return Err(format!(
             "{name:?} is the name of a built-in tool the harness offers itself; name the tool otherwise"
         ));
@@ -94,6 +89,8 @@ pub struct ToolDef {
     pub effect: Effect,
     /// Offered only once this skill is loaded.
     pub skill_gate: Option<String>,
+    /// Deferred: listed by name under this group until `tool_search` loads it (`harness::deferred`).
+    pub deferred: Option<String>,
     pub executor: Executor,
 }
 
@@ -103,6 +100,7 @@ impl std::fmt::Debug for ToolDef {
             .field("name", &self.name)
             .field("effect", &self.effect)
             .field("skill_gate", &self.skill_gate)
+            .field("deferred", &self.deferred)
             .finish()
     }
 }
@@ -121,12 +119,19 @@ impl ToolDef {
             parameters,
             effect,
             skill_gate: None,
+            deferred: None,
             executor: Arc::new(executor),
         }
     }
 
     pub fn gated_by(mut self, skill: impl Into<String>) -> Self {
         self.skill_gate = Some(skill.into());
+        self
+    }
+
+    /// Defers the tool under `group` (empty: no group of its own).
+    pub fn deferred_in(mut self, group: impl Into<String>) -> Self {
+        self.deferred = Some(group.into());
         self
     }
 }
@@ -164,4 +169,29 @@ impl Registry {
             Some(skill) => loaded_skills.iter().any(|s| s == skill),
         })
     }
+}
+
+/// A compact, one-line-per-parameter rendering of a tool: small models follow it better than
+/// a raw JSON schema, and it costs fewer prompt tokens.
+pub fn describe_tool(name: &str, description: &str, parameters: &Value) -> String {
+    let mut out = format!("- {name}: {}", description.trim());
+    let required: Vec<&str> = parameters["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(props) = parameters["properties"].as_object() {
+        for (key, schema) in props {
+            let kind = schema["type"].as_str().unwrap_or("any");
+            let need = if required.contains(&key.as_str()) {
+                "required"
+            } else {
+                "optional"
+            };
+            out.push_str(&format!("\n    {key} ({kind}, {need})"));
+            if let Some(d) = schema["description"].as_str() {
+                out.push_str(&format!(": {}", d.trim()));
+            }
+        }
+    }
+    out
 }

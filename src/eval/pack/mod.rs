@@ -14,6 +14,7 @@ use anyhow::{anyhow, bail};
 use sha2::{Digest, Sha256};
 
 use crate::harness::examples::Presentation;
+use crate::harness::spill::LongOutput;
 use crate::eval::arm::ControlPart;
 use crate::eval::corpus::{load_corpus, Sample};
 use crate::eval::digest::{file_sha256, tree_digest};
@@ -48,6 +49,9 @@ pub struct Pack {
     pub constrained_calls: bool,
     /// How the skills' `example` blocks reach the model: as earlier turns, or as text.
     pub skill_examples: Presentation,
+    /// What a tool result longer than `budgets.tool_output_chars` becomes: cut, or spilled to a
+    /// file the model reads on with `read_tool_output`.
+    pub long_tool_output: LongOutput,
     /// What the control arm removes from the skill under test.
     pub control: ControlPart,
     pub sampling: Sampling,

@@ -10,11 +10,12 @@ use serde::Deserialize;
 use super::tools::{check_tool, ToolSpec};
 use super::{check_name, check_sampling, Pack};
 use crate::harness::examples::Presentation;
+use crate::harness::spill::LongOutput;
 use crate::eval::arm::ControlPart;
 use crate::eval::judge::Law;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
-use crate::harness::prompt::{LOAD_SKILL, LOAD_SKILL_REFERENCE};
+use crate::harness::builtins::BUILT_IN_TOOLS;
 use crate::harness::template::{Family, Message, Role};
 use crate::harness::toolcall::CallFormat;
 
@@ -77,6 +78,8 @@ struct PackFile {
     constrained_calls: bool,
     #[serde(default)]
     skill_examples: Presentation,
+    #[serde(default)]
+    long_tool_output: LongOutput,
     #[serde(default)]
     control: ControlPart,
     #[serde(default)]
@@ -173,6 +176,7 @@ impl Pack {
             chat_format: raw.chat_format,
             constrained_calls: raw.constrained_calls,
             skill_examples: raw.skill_examples,
+            long_tool_output: raw.long_tool_output,
             control: raw.control,
             sampling,
             budgets,
@@ -308,7 +312,7 @@ fn check_law_scope(
 fn check_law_tool(law: &Law, i: usize, at: &str, tools: &[ToolSpec]) -> anyhow::Result<()> {
     if let Some(tool) = law.check().tool() {
         let offered = tools.iter().any(|t| t.name == tool)
-            || [LOAD_SKILL, LOAD_SKILL_REFERENCE].contains(&tool);
+            || BUILT_IN_TOOLS.contains(&tool);
         if !offered {
             bail!(
                 "{at}: field `laws[{i}].tool`: law `{}`: tool {tool:?} is not in the pack's `tools`",

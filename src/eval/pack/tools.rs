@@ -54,6 +54,12 @@ pub struct ToolSpec {
     pub unrecorded: Option<String>,
     #[serde(default)]
     pub folds: Vec<Fold>,
+    /// Listed by name until the model calls `tool_search` for it (`harness::deferred`).
+    #[serde(default)]
+    pub defer: bool,
+    /// The group a deferred tool is listed under.
+    #[serde(default)]
+    pub group: Option<String>,
 }
 
 impl ToolSpec {
@@ -122,6 +128,9 @@ pub(super) fn check_tool(t: &ToolSpec, i: usize, at: &str) -> anyhow::Result<()>
     crate::harness::tools::check_tool_name(&t.name)
         .map_err(|e| anyhow::anyhow!("{at}: field `tools[{i}].name`: {e}"))?;
     check_live_fields(t).map_err(|e| anyhow::anyhow!("{at}: field `tools[{i}].{e}"))?;
+    if t.group.is_some() && !t.defer {
+        bail!("{at}: field `tools[{i}].group`: only a deferred tool is listed under a group; add `defer = true` or drop `group`");
+    }
     check_kind(t, i, at)?;
     if crate::tools::computed(&t.kind).is_some() {
         if t.fixtures.is_some() || !t.key_arguments.is_empty() {

@@ -16,6 +16,7 @@ use crate::eval::shard::ShardRecord;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::{BackendInfo, Sampling};
 use crate::harness::examples::Presentation;
+use crate::harness::spill::LongOutput;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Manifest {
@@ -65,6 +66,10 @@ pub struct Manifest {
     /// than the choice showed them as turns.
     #[serde(default)]
     pub skill_examples: Presentation,
+    /// What a long tool result became (the pack's `long_tool_output`); runs older than the
+    /// choice cut it.
+    #[serde(default)]
+    pub long_tool_output: LongOutput,
     pub record: String,
     /// Units run at once. Above 1, sequences share decode batches: a run replays exactly at the
     /// same value, but its results differ in the last bits from another value's

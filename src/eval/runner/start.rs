@@ -89,6 +89,7 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
                 .unwrap_or(backend.family().default_call_format())
         ),
         skill_examples: pack.skill_examples,
+        long_tool_output: pack.long_tool_output,
         record: format!("{:?}", opts.record),
         parallel: opts.parallel.max(1),
         started_unix: SystemTime::now()

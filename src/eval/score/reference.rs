@@ -115,11 +115,9 @@ fn given_reference(pack: &Pack, sample: &Sample) -> anyhow::Result<Option<FirstS
                 .and_then(Value::as_str)
                 .filter(|t| !t.trim().is_empty())
                 .ok_or_else(bad)?;
-            let built_in = [
-                crate::harness::prompt::LOAD_SKILL,
-                crate::harness::prompt::LOAD_SKILL_REFERENCE,
-            ];
-            if !built_in.contains(&tool) && !pack.tools.iter().any(|t| t.name == tool) {
+            if !crate::harness::builtins::BUILT_IN_TOOLS.contains(&tool)
+                && !pack.tools.iter().any(|t| t.name == tool)
+            {
                 let known: Vec<&str> = pack.tools.iter().map(|t| t.name.as_str()).collect();
                 anyhow::bail!(
                     "sample {:?}: field `{CALL_FIELD}`: {tool:?} is not a tool of the pack (its tools: {})",
