@@ -22,6 +22,8 @@ use super::record::{manifest, JournalEntry};
 use crate::eval::arm::Arm;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
+use crate::harness::examples::Presentation;
+use crate::harness::spill::LongOutput;
 
 /// Where the baseline of a new run may come from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,6 +62,9 @@ pub struct BaselineKey {
     pub sampling: Sampling,
     pub budgets: Budgets,
     pub call_format: String,
+    /// Not in `pack.toml`'s digest when left at its default, which a later version may change.
+    pub skill_examples: Presentation,
+    pub long_tool_output: LongOutput,
     pub parallel: usize,
     pub record: String,
 }
@@ -90,6 +95,8 @@ impl BaselineKey {
             sampling: manifest.sampling,
             budgets: manifest.budgets,
             call_format: manifest.call_format.clone(),
+            skill_examples: manifest.skill_examples,
+            long_tool_output: manifest.long_tool_output,
             parallel: manifest.parallel,
             record: manifest.record.clone(),
         }
