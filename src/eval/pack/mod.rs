@@ -13,8 +13,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail};
 use sha2::{Digest, Sha256};
 
-use crate::harness::examples::Presentation;
-use crate::harness::spill::LongOutput;
 use crate::eval::arm::ControlPart;
 use crate::eval::corpus::{load_corpus, Sample};
 use crate::eval::digest::{file_sha256, tree_digest};
@@ -23,7 +21,9 @@ use crate::eval::judge::Law;
 use crate::eval::record::manifest::InputHashes;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
+use crate::harness::examples::Presentation;
 use crate::harness::skills::SkillTree;
+use crate::harness::spill::LongOutput;
 use crate::harness::template::{Family, Message};
 use crate::harness::toolcall::CallFormat;
 use parse::at_line;

@@ -9,13 +9,13 @@ use serde::Deserialize;
 
 use super::tools::{check_tool, ToolSpec};
 use super::{check_name, check_sampling, Pack};
-use crate::harness::examples::Presentation;
-use crate::harness::spill::LongOutput;
 use crate::eval::arm::ControlPart;
 use crate::eval::judge::Law;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
 use crate::harness::builtins::BUILT_IN_TOOLS;
+use crate::harness::examples::Presentation;
+use crate::harness::spill::LongOutput;
 use crate::harness::template::{Family, Message, Role};
 use crate::harness::toolcall::CallFormat;
 
@@ -311,8 +311,7 @@ fn check_law_scope(
 /// A law about a tool the pack does not offer could never fail (or never pass).
 fn check_law_tool(law: &Law, i: usize, at: &str, tools: &[ToolSpec]) -> anyhow::Result<()> {
     if let Some(tool) = law.check().tool() {
-        let offered = tools.iter().any(|t| t.name == tool)
-            || BUILT_IN_TOOLS.contains(&tool);
+        let offered = tools.iter().any(|t| t.name == tool) || BUILT_IN_TOOLS.contains(&tool);
         if !offered {
             bail!(
                 "{at}: field `laws[{i}].tool`: law `{}`: tool {tool:?} is not in the pack's `tools`",
