@@ -70,6 +70,11 @@ fn write_settings(
     );
     let _ = writeln!(toml, "preload = true");
     let _ = writeln!(toml, "call_format = \"markup\"");
+    // Stated, so that an author whose host shows a skill's body as text sees the choice.
+    let _ = writeln!(
+        toml,
+        "# How the skill's example blocks reach the model: \"turns\" (earlier turns, which a small\n# model copies) or \"text\" (the body as written, as a harness without example blocks shows it).\nskill_examples = \"turns\""
+    );
     let _ = writeln!(
         toml,
         "instructions = \"You are a helpful assistant. Answer in one or two sentences.\""
@@ -239,5 +244,13 @@ mod tests {
             .unwrap()
             .remove("default");
         assert_eq!(back, expected);
+    }
+
+    #[test]
+    fn a_new_pack_states_how_its_examples_are_shown() {
+        let text = pack_toml("trains", "train-times", Path::new("skills"), &[]);
+        let value: toml::Value = toml::from_str(&text).unwrap();
+        assert_eq!(value["skill_examples"].as_str(), Some("turns"), "{text}");
+        assert!(text.contains("\"text\" (the body as written"), "{text}");
     }
 }
