@@ -30,6 +30,35 @@ fn the_pack_defers_its_tool_spills_long_output_and_its_laws_agree_with_its_cases
     );
 }
 
+/// The builds pack copied, with `old` in its `pack.toml` replaced by `new`; the error it loads
+/// with.
+fn load_error_with(old: &str, new: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    common::files::copy_dir(&pack_dir(), dir.path());
+    common::scripted::edit(&dir.path().join("pack.toml"), old, new);
+    format!(
+        "{:#}",
+        Pack::load(dir.path().to_str().unwrap()).expect_err("the edited pack is refused")
+    )
+}
+
+#[test]
+fn a_blank_group_and_a_law_on_a_built_in_the_pack_does_not_offer_are_refused() {
+    let blank = load_error_with("group = \"ci\"", "group = \"  \"");
+    assert!(
+        blank.contains("pack.toml:") && blank.contains("field `tools[0].group`"),
+        "{blank}"
+    );
+    let undeferred = load_error_with("defer = true\ngroup = \"ci\"", "");
+    assert!(
+        undeferred.contains("field `laws[0].tool`")
+            && undeferred.contains("tool_search is offered only"),
+        "{undeferred}"
+    );
+    let cut = load_error_with("long_tool_output = \"spill\"", "long_tool_output = \"cut\"");
+    assert!(cut.contains("read_tool_output is offered only"), "{cut}");
+}
+
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn on_the_real_model_deferred_calls_wait_for_tool_search_and_spilled_logs_name_their_file() {

@@ -13,7 +13,7 @@ use crate::eval::arm::ControlPart;
 use crate::eval::judge::Law;
 use crate::harness::agent::Budgets;
 use crate::harness::backend::Sampling;
-use crate::harness::builtins::BUILT_IN_TOOLS;
+use crate::harness::builtins::{BUILT_IN_TOOLS, READ_TOOL_OUTPUT, TOOL_SEARCH};
 use crate::harness::examples::Presentation;
 use crate::harness::spill::LongOutput;
 use crate::harness::template::{Family, Message, Role};
@@ -155,7 +155,15 @@ impl Pack {
             .map_err(|e| anyhow!("{}: field `name`: {e}", source.at_key(None, "name")))?;
         let declared = declared_categories(&raw.categories, &source)?;
         let mut tools = tools(raw.tools, &source)?;
-        let laws = laws(raw.laws, &declared, &raw.categories, &tools, &source)?;
+        let spills = raw.long_tool_output == LongOutput::Spill;
+        let laws = laws(
+            raw.laws,
+            &declared,
+            &raw.categories,
+            &tools,
+            spills,
+            &source,
+        )?;
         let without_laws_sha256 = digest_without_laws(&source)?;
         let examples = examples(&raw.examples, &source)?;
         let sampling = sampling(raw.sampling.as_ref(), &source)?;
@@ -250,6 +258,7 @@ fn laws(
     declared: &BTreeSet<&str>,
     categories: &[String],
     tools: &[ToolSpec],
+    spills: bool,
     source: &Source,
 ) -> anyhow::Result<Laws> {
     if entries.is_empty() {
@@ -273,7 +282,7 @@ fn laws(
             );
         }
         check_law_scope(&law, i, &at, declared, categories)?;
-        check_law_tool(&law, i, &at, tools)?;
+        check_law_tool(&law, i, &at, tools, spills)?;
         laws.push(law);
     }
     Ok(Laws {
@@ -308,21 +317,40 @@ fn check_law_scope(
     Ok(())
 }
 
-/// A law about a tool the pack does not offer could never fail (or never pass).
-fn check_law_tool(law: &Law, i: usize, at: &str, tools: &[ToolSpec]) -> anyhow::Result<()> {
-    if let Some(tool) = law.check().tool() {
-        let offered = tools.iter().any(|t| t.name == tool) || BUILT_IN_TOOLS.contains(&tool);
-        if !offered {
-            bail!(
-                "{at}: field `laws[{i}].tool`: law `{}`: tool {tool:?} is not in the pack's `tools`",
-                law.name
-            );
-        }
+/// A law about a tool the pack does not offer could never fail (or never pass); `tool_search`
+/// is offered only beside a deferred tool, and `read_tool_output` only where output spills.
+fn check_law_tool(
+    law: &Law,
+    i: usize,
+    at: &str,
+    tools: &[ToolSpec],
+    spills: bool,
+) -> anyhow::Result<()> {
+    let Some(tool) = law.check().tool() else {
+        return Ok(());
+    };
+    if tool == TOOL_SEARCH && !tools.iter().any(|t| t.defer) {
+        bail!(
+            "{at}: field `laws[{i}].tool`: law `{}`: {TOOL_SEARCH} is offered only when a tool has `defer = true`, and no tool of this pack has",
+            law.name
+        );
+    }
+    if tool == READ_TOOL_OUTPUT && !spills {
+        bail!(
+            "{at}: field `laws[{i}].tool`: law `{}`: {READ_TOOL_OUTPUT} is offered only with `long_tool_output = \"spill\"`",
+            law.name
+        );
+    }
+    let offered = tools.iter().any(|t| t.name == tool) || BUILT_IN_TOOLS.contains(&tool);
+    if !offered {
+        bail!(
+            "{at}: field `laws[{i}].tool`: law `{}`: tool {tool:?} is not in the pack's `tools`",
+            law.name
+        );
     }
     Ok(())
 }
 
-/// The digest of the file less its laws: what shapes a transcript.
 fn digest_without_laws(source: &Source) -> anyhow::Result<String> {
     let mut table: toml::Table =
         toml::from_str(source.text).map_err(|e| anyhow!("{}: {e}", source.shown))?;

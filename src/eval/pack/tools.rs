@@ -128,6 +128,13 @@ pub(super) fn check_tool(t: &ToolSpec, i: usize, at: &str) -> anyhow::Result<()>
     crate::harness::tools::check_tool_name(&t.name)
         .map_err(|e| anyhow::anyhow!("{at}: field `tools[{i}].name`: {e}"))?;
     check_live_fields(t).map_err(|e| anyhow::anyhow!("{at}: field `tools[{i}].{e}"))?;
+    if let Some(group) = t
+        .group
+        .as_deref()
+        .filter(|g| g.trim().is_empty() || g.contains(['\n', '\r']))
+    {
+        bail!("{at}: field `tools[{i}].group`: {group:?} is no group name: give one line of text, or drop `group`");
+    }
     if t.group.is_some() && !t.defer {
         bail!("{at}: field `tools[{i}].group`: only a deferred tool is listed under a group; add `defer = true` or drop `group`");
     }
