@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use skilleval::harness::agent::{self, AgentRequest, Budgets};
 use skilleval::harness::backend::{FinishReason, Sampling};
+use skilleval::harness::conversation::{Act, Script};
 use skilleval::harness::skills::SkillTree;
 use skilleval::harness::spill::{self, LongOutput};
 use skilleval::harness::template::{Family, Message};
@@ -108,6 +109,7 @@ struct Setup {
     budgets: Budgets,
     constrain_calls: bool,
     long_output: LongOutput,
+    user: Option<Script>,
 }
 
 impl Setup {
@@ -121,7 +123,15 @@ impl Setup {
             budgets: Budgets::default(),
             constrain_calls: false,
             long_output: LongOutput::Cut,
+            user: None,
         }
+    }
+
+    fn user(mut self, script: &str) -> Self {
+        let script: Script = serde_json::from_str(script).expect("a script");
+        script.check().expect("a valid script");
+        self.user = Some(script);
+        self
     }
 
     fn spilling(mut self) -> Self {
@@ -176,6 +186,7 @@ impl Setup {
             constrain_calls: self.constrain_calls,
             examples: Default::default(),
             long_output: self.long_output,
+            user: self.user.as_ref(),
         };
         let transcript = agent::run(&mut backend, &request);
         (transcript, backend)
@@ -1217,4 +1228,140 @@ fn without_spilling_read_tool_output_is_not_offered_and_a_long_result_is_cut() {
     );
     assert!(!backend.prompts[0].contains("read_tool_output"));
     assert!(!backend.prompts[0].contains("tool_search"));
+}
+
+/// A `files` world for conversation tests: `make_file` writes, `list_files` lists what the
+/// writes before the call made.
+fn files_world() -> (ToolDef, ToolDef) {
+    let make = ToolDef::new(
+        "make_file",
+        "Create a file.",
+        one_parameter("name", "string"),
+        Effect::Write,
+        |_| ToolOutput::ok("unused"),
+    )
+    .with_state(|args, _| ToolOutput::ok(format!("created {}", args["name"].as_str().unwrap())));
+    let list = ToolDef::new(
+        "list_files",
+        "List the files.",
+        no_parameters(),
+        Effect::Read,
+        |_| ToolOutput::ok("unused"),
+    )
+    .with_state(|_, writes| {
+        let names: Vec<&str> = writes
+            .iter()
+            .filter_map(|w| w.arguments["name"].as_str())
+            .collect();
+        ToolOutput::ok(format!("files: {}", names.join(", ")))
+    });
+    (make, list)
+}
+
+#[test]
+fn a_question_gets_the_scripted_reply_and_the_conversation_goes_on() {
+    let setup = Setup::new().preload("clock").user(
+        r#"{"replies":[{"on":"question","say":"Lisbon, please."}],"default":"I don't know.","turns":2}"#,
+    );
+    let (t, backend) = setup.run(vec![
+        "Which city do you mean?".into(),
+        call("city_time", &[("city", "Lisbon")]),
+        "It is 14:05 in Lisbon.".into(),
+    ]);
+    assert_eq!(t.stop, StopReason::Answered);
+    assert_eq!(t.rounds.len(), 3);
+    let turn = t.rounds[0].user.as_ref().expect("the user replied");
+    assert_eq!(
+        (turn.on, turn.said.as_str()),
+        (Act::Question, "Lisbon, please.")
+    );
+    // The second round's prompt is what the harness shows after the user's reply.
+    let shown = without_model_opener(&backend.prompts[1]);
+    assert!(
+        shown.ends_with("Which city do you mean?<end_of_turn>\n<start_of_turn>user\nLisbon, please.<end_of_turn>\n"),
+        "{shown}"
+    );
+    assert_eq!(t.reply, "It is 14:05 in Lisbon.");
+    assert!(
+        t.rounds[2].user.is_none(),
+        "an answer with no `answer` reply ends it"
+    );
+}
+
+#[test]
+fn without_a_script_a_question_ends_the_run_as_before() {
+    let (t, backend) = Setup::new().run(vec!["Which city do you mean?".into()]);
+    assert_eq!(t.stop, StopReason::Answered);
+    assert_eq!(t.rounds.len(), 1);
+    assert!(t.rounds[0].user.is_none());
+    assert_eq!(backend.prompts.len(), 1);
+}
+
+#[test]
+fn the_turn_budget_ends_a_conversation_that_keeps_asking() {
+    let setup = Setup::new()
+        .user(r#"{"default":"I don't know.","turns":2}"#)
+        .budgets(|b| b.max_rounds = 10);
+    let (t, backend) = setup.run(vec![
+        "Which city?".into(),
+        "Which city, again?".into(),
+        "And which city?".into(),
+    ]);
+    assert_eq!(t.user_turns().count(), 2);
+    assert_eq!(t.rounds.len(), 3);
+    assert_eq!(backend.remaining(), 0);
+    assert_eq!(t.reply, "And which city?");
+}
+
+#[test]
+fn a_write_waits_for_approval_and_the_refusal_is_what_the_model_sees() {
+    let (make, list) = files_world();
+    let setup = Setup::new()
+        .tool(make)
+        .tool(list)
+        .user(r#"{"replies":[{"on":"approval","say":"Yes, go ahead."}],"approve":"when_confirmed","turns":2}"#)
+        .budgets(|b| b.max_rounds = 8);
+    let (t, backend) = setup.run(vec![
+        call("make_file", &[("name", "a.txt")]),
+        "Shall I create a.txt?".into(),
+        call("make_file", &[("name", "a.txt")]),
+        call("list_files", &[]),
+        "Done: a.txt.".into(),
+    ]);
+    let calls: Vec<_> = t.calls().collect();
+    assert_eq!(calls[0].approved, Some(false));
+    assert!(calls[0].is_error);
+    assert!(
+        calls[0].result.contains("has not approved"),
+        "{}",
+        calls[0].result
+    );
+    assert!(
+        backend.prompts[1].contains(&calls[0].result),
+        "the model saw the refusal"
+    );
+    assert_eq!(t.rounds[1].user.as_ref().unwrap().on, Act::Approval);
+    assert_eq!(calls[1].approved, Some(true));
+    assert_eq!(calls[1].result, "created a.txt");
+    // The list answers from the write that ran, not the refused one.
+    assert_eq!(calls[2].result, "files: a.txt");
+    assert_eq!(calls[2].approved, None, "a read asks no approval");
+}
+
+#[test]
+fn a_user_who_never_approves_leaves_the_world_unchanged() {
+    let (make, list) = files_world();
+    let setup = Setup::new()
+        .tool(make)
+        .tool(list)
+        .user(r#"{"default":"No.","approve":"never"}"#)
+        .budgets(|b| b.max_rounds = 6);
+    let (t, _) = setup.run(vec![
+        call("make_file", &[("name", "a.txt")]),
+        call("list_files", &[]),
+        "Nothing was created.".into(),
+    ]);
+    let calls: Vec<_> = t.calls().collect();
+    assert!(calls[0].result.contains("refused"), "{}", calls[0].result);
+    assert_eq!(calls[1].result, "files: ");
 }

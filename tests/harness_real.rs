@@ -70,6 +70,7 @@ fn run_once(sampling: Sampling) -> Transcript {
         constrain_calls: false,
         examples: Default::default(),
         long_output: Default::default(),
+        user: None,
     };
     let mut backend = common::model::backend();
     agent::run(&mut *backend, &request)

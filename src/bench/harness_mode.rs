@@ -288,6 +288,7 @@ pub fn harness_entry(
         constrain_calls: false,
         examples: Default::default(),
         long_output: Default::default(),
+        user: None,
     };
     let transcript = agent::run(backend, &request);
     let reply = transcript

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail};
 use serde_json::{Map, Value};
 
+use crate::harness::conversation::Script;
 use crate::harness::template::{Message, Role};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +20,8 @@ pub struct Sample {
     pub messages: Vec<Message>,
     /// Every field of the line, for laws to read.
     pub fields: Map<String, Value>,
+    /// The user's side of a conversation (`user`): without it the run ends at the first answer.
+    pub user: Option<Script>,
 }
 
 impl Sample {
@@ -95,12 +98,22 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
             (None, Some(m)) => parse_messages(m, &at)?,
             (None, None) => bail!("{at}: field `prompt` is missing (or give `messages`)"),
         };
+        let user = match fields.get("user") {
+            None | Some(Value::Null) => None,
+            Some(value) => {
+                let script: Script = serde_json::from_value(value.clone())
+                    .map_err(|e| anyhow!("{at}: field `user`: {e}"))?;
+                script.check().map_err(|e| anyhow!("{at}: {e}"))?;
+                Some(script)
+            }
+        };
         samples.push(Sample {
             id,
             category,
             line: index + 1,
             messages,
             fields,
+            user,
         });
     }
     if samples.is_empty() {

@@ -214,6 +214,7 @@ impl Replayer {
             repairs: Vec::new(),
             problems: Vec::new(),
             reask: None,
+            user: None,
         };
         let records: Vec<CallRecord> = calls.iter().map(|c| self.answer(c)).collect();
         let mut rounds = Vec::new();

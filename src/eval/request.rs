@@ -39,6 +39,7 @@ pub fn agent_request<'a>(
             constrain_calls: false,
             examples: Presentation::Turns,
             long_output: LongOutput::Cut,
+            user: None,
         };
     };
     if pack.preload && !preload.contains(&pack.skill) {
@@ -56,5 +57,6 @@ pub fn agent_request<'a>(
         constrain_calls: pack.constrained_calls,
         examples: pack.skill_examples,
         long_output: pack.long_tool_output,
+        user: None,
     }
 }

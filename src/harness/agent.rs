@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::backend::{Backend, FinishReason, GenRequest, Sampling};
 use super::builtins::{self, LOAD_SKILL, LOAD_SKILL_REFERENCE, READ_TOOL_OUTPUT, TOOL_SEARCH};
+use super::conversation::{self, Script, ScriptedUser};
 use super::deferred;
 use super::examples;
 use super::prompt::SystemPrompt;
@@ -16,7 +17,7 @@ use super::spill::{LongOutput, SpillFiles};
 use super::template::{render_marked, Message};
 use super::toolcall::grammar::{self, CallGrammar, OfferedTool};
 use super::toolcall::{self, coerce, describe, CallFormat, ParsedCall};
-use super::tools::{Effect, Registry, ToolDef, ToolOutput};
+use super::tools::{Effect, PriorWrite, Registry, ToolDef, ToolOutput};
 use super::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,6 +63,9 @@ pub struct AgentRequest<'a> {
     pub examples: examples::Presentation,
     /// What a tool result longer than `budgets.tool_output_chars` becomes.
     pub long_output: LongOutput,
+    /// The scripted user who replies after each answer, and approves writes; without one the
+    /// run ends at the first answer and every write runs.
+    pub user: Option<&'a Script>,
 }
 
 struct Loop<'a, 'r> {
@@ -71,6 +75,9 @@ struct Loop<'a, 'r> {
     /// Deferred tools `tool_search` has loaded.
     searched: Vec<String>,
     spilled: SpillFiles,
+    user: Option<ScriptedUser<'a>>,
+    /// The writes that ran, in order: the state tools with state answer from.
+    writes: Vec<PriorWrite>,
 }
 
 impl Loop<'_, '_> {
@@ -301,13 +308,35 @@ impl Loop<'_, '_> {
                             match call.name.as_str() {
                                 LOAD_SKILL | LOAD_SKILL_REFERENCE | TOOL_SEARCH
                                 | READ_TOOL_OUTPUT => Planned::Builtin,
-                                _ => Planned::Run(
-                                    self.request
+                                _ => {
+                                    let tool = self
+                                        .request
                                         .tools
                                         .get(&call.name)
                                         .cloned()
-                                        .expect("visible tool"),
-                                ),
+                                        .expect("visible tool");
+                                    match (&self.user, tool.effect) {
+                                        (Some(user), Effect::Write) => {
+                                            let approved = user.approves_write();
+                                            record.approved = Some(approved);
+                                            if approved {
+                                                Planned::Run(tool)
+                                            } else {
+                                                Planned::Ready(ToolOutput::error(
+                                                    conversation::refusal_text(
+                                                        &call.name,
+                                                        user.approval(),
+                                                    ),
+                                                ))
+                                            }
+                                        }
+                                        (None, Effect::Write) => {
+                                            record.approved = Some(true);
+                                            Planned::Run(tool)
+                                        }
+                                        _ => Planned::Run(tool),
+                                    }
+                                }
                             }
                         }
                     }
@@ -334,7 +363,8 @@ impl Loop<'_, '_> {
                             .as_object()
                             .cloned()
                             .unwrap_or_default();
-                        scope.spawn(move || (i, (tool.executor)(&args)))
+                        let writes = &self.writes;
+                        scope.spawn(move || (i, tool.call(&args, writes)))
                     })
                     .collect();
                 handles
@@ -365,7 +395,16 @@ impl Loop<'_, '_> {
                         .read(&args, self.request.budgets.tool_output_chars),
                     _ => self.load_reference(&args),
                 },
-                Planned::Run(tool) => (tool.executor)(&args),
+                Planned::Run(tool) => {
+                    let output = tool.call(&args, &self.writes);
+                    if tool.effect == Effect::Write {
+                        self.writes.push(PriorWrite {
+                            tool: tool.name.clone(),
+                            arguments: args,
+                        });
+                    }
+                    output
+                }
             });
         }
         for (record, output) in records.iter_mut().zip(outputs) {
@@ -402,6 +441,8 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
         loaded: Vec::new(),
         searched: Vec::new(),
         spilled: SpillFiles::default(),
+        user: request.user.map(ScriptedUser::new),
+        writes: Vec::new(),
     };
     for name in &request.preload {
         if request.skills.get(name).is_some() && !state.loaded.contains(name) {
@@ -461,6 +502,7 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
             repairs: parsed.repairs,
             problems: parsed.problems,
             reask: None,
+            user: None,
         };
         history.push(Message::assistant(generation.text.trim()));
         if round.calls.is_empty() {
@@ -496,6 +538,18 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
             }
             let out_of_tokens = generation.finish == FinishReason::MaxTokens
                 && metrics.generated_tokens >= request.budgets.max_generated_tokens;
+            // The scripted user replies to a question, or follows an answer up, and the
+            // conversation goes on with what the harness would then show.
+            let turn = match (&mut state.user, out_of_tokens) {
+                (Some(user), false) => user.respond(conversation::classify(&round.prose)),
+                _ => None,
+            };
+            if let Some(turn) = turn {
+                history.push(Message::user(turn.said.clone()));
+                round.user = Some(turn);
+                rounds.push(round);
+                continue;
+            }
             rounds.push(round);
             break if out_of_tokens {
                 StopReason::TokenBudget

@@ -80,6 +80,17 @@ impl ToolOutput {
 
 pub type Executor = Arc<dyn Fn(&Map<String, Value>) -> ToolOutput + Send + Sync>;
 
+/// A write that ran earlier in the same conversation: what a tool with state answers from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PriorWrite {
+    pub tool: String,
+    pub arguments: Map<String, Value>,
+}
+
+/// A tool whose answer depends on the writes before it in the conversation.
+pub type StatefulExecutor =
+    Arc<dyn Fn(&Map<String, Value>, &[PriorWrite]) -> ToolOutput + Send + Sync>;
+
 #[derive(Clone)]
 pub struct ToolDef {
     pub name: String,
@@ -92,6 +103,8 @@ pub struct ToolDef {
     /// Deferred: listed by name under this group until `tool_search` loads it (`harness::deferred`).
     pub deferred: Option<String>,
     pub executor: Executor,
+    /// Set for a tool with state: called instead of `executor`, with the conversation's writes.
+    pub stateful: Option<StatefulExecutor>,
 }
 
 impl std::fmt::Debug for ToolDef {
@@ -121,6 +134,24 @@ impl ToolDef {
             skill_gate: None,
             deferred: None,
             executor: Arc::new(executor),
+            stateful: None,
+        }
+    }
+
+    /// A tool with state, answered from the writes that ran before the call.
+    pub fn with_state(
+        mut self,
+        executor: impl Fn(&Map<String, Value>, &[PriorWrite]) -> ToolOutput + Send + Sync + 'static,
+    ) -> Self {
+        self.stateful = Some(Arc::new(executor));
+        self
+    }
+
+    /// Runs the tool on `arguments`, after the conversation's `writes`.
+    pub fn call(&self, arguments: &Map<String, Value>, writes: &[PriorWrite]) -> ToolOutput {
+        match &self.stateful {
+            Some(stateful) => stateful(arguments, writes),
+            None => (self.executor)(arguments),
         }
     }
 

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::backend::{FinishReason, GenMetrics};
+use super::conversation::UserTurn;
 use super::toolcall::Repair;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +48,9 @@ pub struct CallRecord {
     /// Opaque facts the executor attached (a fixture gap, say). The harness never reads it.
     #[serde(default, skip_serializing_if = "Value::is_null")]
     pub meta: Value,
+    /// For a call to a write tool: whether the user allowed it (a refused one did not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
 }
 
 impl CallRecord {
@@ -62,6 +66,7 @@ impl CallRecord {
             is_error: false,
             truncated_chars: 0,
             meta: Value::Null,
+            approved: None,
         }
     }
 }
@@ -82,6 +87,9 @@ pub struct Round {
     /// The corrective message sent after this round, when the model described a call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reask: Option<String>,
+    /// What the scripted user said after this round, which answered without a call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserTurn>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -112,6 +120,11 @@ impl Transcript {
     pub fn calls(&self) -> impl Iterator<Item = &CallRecord> {
         self.rounds.iter().flat_map(|r| r.calls.iter())
     }
+
+    /// What the scripted user said, in order.
+    pub fn user_turns(&self) -> impl Iterator<Item = &UserTurn> {
+        self.rounds.iter().filter_map(|r| r.user.as_ref())
+    }
 }
 
 /// A transcript as a person reads it: each round's text, calls and results, then the answer.
@@ -136,6 +149,9 @@ pub fn render_readable(t: &Transcript) -> String {
             for repair in &call.repairs {
                 out.push_str(&format!("    [repair] {}\n", repair.detail));
             }
+            if call.approved == Some(false) {
+                out.push_str("    [not approved]\n");
+            }
             let marker = if call.is_error { "error" } else { "result" };
             for line in call.result.lines() {
                 out.push_str(&format!("    {marker}: {line}\n"));
@@ -143,6 +159,18 @@ pub fn render_readable(t: &Transcript) -> String {
         }
         if let Some(reask) = &round.reask {
             out.push_str(&format!("  [re-asked] {reask}\n"));
+        }
+        if let Some(user) = &round.user {
+            out.push_str(&format!(
+                "── user (to a{} {}) ──\n{}\n",
+                if user.on.name().starts_with('a') {
+                    "n"
+                } else {
+                    ""
+                },
+                user.on.name(),
+                user.said.trim()
+            ));
         }
     }
     out.push_str(&format!("── stop: {} ──\n", t.stop.name()));

@@ -16,6 +16,7 @@ fn call(name: &str, arguments: Value, result: &str) -> CallRecord {
         is_error: false,
         truncated_chars: 0,
         meta: Value::Null,
+        approved: None,
     }
 }
 
@@ -30,6 +31,7 @@ fn transcript(calls: Vec<CallRecord>, reply: &str) -> Transcript {
             repairs: vec![],
             problems: vec![],
             reask: None,
+            user: None,
         }],
         reply: reply.into(),
         stop: StopReason::Answered,

@@ -28,7 +28,7 @@ pub fn run_unit(
         seed: unit.seed,
         ..sampling
     };
-    let request = agent_request(
+    let mut request = agent_request(
         Some(pack),
         tree,
         registry,
@@ -36,6 +36,7 @@ pub fn run_unit(
         Vec::new(),
         sampling,
     );
+    request.user = sample.user.as_ref();
     let transcript = agent::run(backend, &request);
     let (judgement, gapped) = judge::judge_unit(&pack.laws, sample, &transcript);
     JournalEntry {

@@ -1,0 +1,301 @@
+//! The scripted user of a conversation: what it says after each reply of the model (keyed on
+//! whether that reply asked a question, asked for approval, or answered), and which writes it
+//! approves. Deterministic and offline, so a conversation replays exactly.
+
+use serde::{Deserialize, Serialize};
+
+/// What a reply without calls did, as the scripted user reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Act {
+    /// Asked the user something.
+    Question,
+    /// Asked the user to allow a change: a question that names one (see `asks_approval`).
+    Approval,
+    /// Answered without asking.
+    Answer,
+}
+
+impl Act {
+    pub fn name(self) -> &'static str {
+        match self {
+            Act::Question => "question",
+            Act::Approval => "approval",
+            Act::Answer => "answer",
+        }
+    }
+
+    /// A question of either kind.
+    pub fn asks(self) -> bool {
+        self != Act::Answer
+    }
+}
+
+/// Words that make a question one asking leave to change something. Kept short and plain:
+/// what a skill's "confirm before you delete" wording makes a model write.
+const APPROVAL_WORDS: [&str; 16] = [
+    "sure",
+    "confirm",
+    "proceed",
+    "go ahead",
+    "shall i",
+    "should i",
+    "want me to",
+    "may i",
+    "ok to",
+    "okay to",
+    "delete",
+    "remove",
+    "overwrite",
+    "permanently",
+    "do you approve",
+    "allow me",
+];
+
+/// What a reply without calls did: a question when it holds a `?`; asking for approval when
+/// that question also holds one of the approval words (whole words, any case).
+pub fn classify(reply: &str) -> Act {
+    if !reply.contains('?') {
+        return Act::Answer;
+    }
+    let folded: String = reply
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    let padded = format!(
+        " {} ",
+        folded.split_whitespace().collect::<Vec<_>>().join(" ")
+    );
+    if APPROVAL_WORDS
+        .iter()
+        .any(|w| padded.contains(&format!(" {w} ")))
+    {
+        Act::Approval
+    } else {
+        Act::Question
+    }
+}
+
+/// Which writes the scripted user allows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Approval {
+    /// Every write runs.
+    #[default]
+    Always,
+    /// No write runs.
+    Never,
+    /// A write runs only once the model asked for approval and the user replied.
+    WhenConfirmed,
+}
+
+/// One reply of the script: said once, the first time the model's reply did `on`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reply {
+    pub on: Act,
+    pub say: String,
+}
+
+/// The user's side of a conversation, as a sample's `user` field gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    #[serde(default)]
+    pub replies: Vec<Reply>,
+    /// Said to a question no reply is left for; without it such a question ends the
+    /// conversation.
+    #[serde(default)]
+    pub default: Option<String>,
+    /// The most the user says after the opening message.
+    #[serde(default = "default_turns")]
+    pub turns: u32,
+    #[serde(default)]
+    pub approve: Approval,
+}
+
+fn default_turns() -> u32 {
+    2
+}
+
+/// The most turns a script may give: each turn is a whole loop of rounds.
+pub const MAX_TURNS: u32 = 8;
+
+impl Script {
+    /// The script's own mistakes, said plainly: each names the key.
+    pub fn check(&self) -> Result<(), String> {
+        if self.turns == 0 || self.turns > MAX_TURNS {
+            return Err(format!(
+                "field `user.turns`: {} is outside 1..={MAX_TURNS}",
+                self.turns
+            ));
+        }
+        for (i, reply) in self.replies.iter().enumerate() {
+            if reply.say.trim().is_empty() {
+                return Err(format!("field `user.replies[{i}].say` is empty"));
+            }
+        }
+        if self.default.as_deref().is_some_and(|d| d.trim().is_empty()) {
+            return Err("field `user.default` is empty".into());
+        }
+        if self.replies.is_empty() && self.default.is_none() {
+            return Err(
+                "field `user`: give `replies` or a `default`, or the user never speaks".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// What the user said after one reply of the model.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserTurn {
+    /// What the model's reply did.
+    pub on: Act,
+    pub said: String,
+}
+
+/// A script being played: which replies are spent, and what was said so far.
+#[derive(Debug, Clone)]
+pub struct ScriptedUser<'a> {
+    script: &'a Script,
+    spent: Vec<bool>,
+    turns: u32,
+    confirmed: bool,
+}
+
+impl<'a> ScriptedUser<'a> {
+    pub fn new(script: &'a Script) -> Self {
+        ScriptedUser {
+            script,
+            spent: vec![false; script.replies.len()],
+            turns: 0,
+            confirmed: false,
+        }
+    }
+
+    /// What the user says after a reply that did `act`, or `None`: the conversation ends. An
+    /// approval question takes an `approval` reply first, else a `question` one; any question
+    /// takes the default when no reply is left.
+    pub fn respond(&mut self, act: Act) -> Option<UserTurn> {
+        if self.turns >= self.script.turns {
+            return None;
+        }
+        let wanted: &[Act] = match act {
+            Act::Approval => &[Act::Approval, Act::Question],
+            Act::Question => &[Act::Question],
+            Act::Answer => &[Act::Answer],
+        };
+        let found = wanted.iter().find_map(|want| {
+            self.script
+                .replies
+                .iter()
+                .enumerate()
+                .find(|(i, r)| !self.spent[*i] && r.on == *want)
+                .map(|(i, _)| i)
+        });
+        let said = match found {
+            Some(i) => {
+                self.spent[i] = true;
+                // Only the script's own answer to an approval question is a yes.
+                if self.script.replies[i].on == Act::Approval {
+                    self.confirmed = true;
+                }
+                self.script.replies[i].say.clone()
+            }
+            None if act.asks() => self.script.default.clone()?,
+            None => return None,
+        };
+        self.turns += 1;
+        Some(UserTurn { on: act, said })
+    }
+
+    pub fn approval(&self) -> Approval {
+        self.script.approve
+    }
+
+    /// Whether a write may run now.
+    pub fn approves_write(&self) -> bool {
+        match self.script.approve {
+            Approval::Always => true,
+            Approval::Never => false,
+            Approval::WhenConfirmed => self.confirmed,
+        }
+    }
+}
+
+/// What the model is shown for a write the user did not approve.
+pub fn refusal_text(tool: &str, approval: Approval) -> String {
+    match approval {
+        Approval::WhenConfirmed => format!(
+            "The user has not approved this call to {tool}; nothing was changed. Ask the user first."
+        ),
+        _ => format!("The user refused this call to {tool}; nothing was changed."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_and_approval_questions_are_told_apart() {
+        assert_eq!(classify("It is 12°C in Paris."), Act::Answer);
+        assert_eq!(
+            classify("What is the tracking number?"),
+            Act::Question,
+            "a question that asks for a value"
+        );
+        assert_eq!(
+            classify("Are you sure you want to delete notes.txt?"),
+            Act::Approval
+        );
+        assert_eq!(classify("Shall I remove it?"), Act::Approval);
+        // "sure" inside another word is no approval word.
+        assert_eq!(classify("Which measure do you mean?"), Act::Question);
+    }
+
+    fn script(json: &str) -> Script {
+        let s: Script = serde_json::from_str(json).unwrap();
+        s.check().unwrap();
+        s
+    }
+
+    #[test]
+    fn replies_are_spent_once_and_the_default_answers_the_rest() {
+        let s = script(
+            r#"{"replies":[{"on":"question","say":"1Z42"}],"default":"I don't know.","turns":3}"#,
+        );
+        let mut user = ScriptedUser::new(&s);
+        assert_eq!(user.respond(Act::Question).unwrap().said, "1Z42");
+        assert_eq!(user.respond(Act::Question).unwrap().said, "I don't know.");
+        // An answer with no `answer` reply ends the conversation.
+        assert_eq!(user.respond(Act::Answer), None);
+        assert_eq!(user.respond(Act::Question).unwrap().said, "I don't know.");
+        // The turn budget is spent.
+        assert_eq!(user.respond(Act::Question), None);
+    }
+
+    #[test]
+    fn a_write_waits_for_the_users_yes_when_the_script_says_so() {
+        let s =
+            script(r#"{"replies":[{"on":"approval","say":"Yes."}],"approve":"when_confirmed"}"#);
+        let mut user = ScriptedUser::new(&s);
+        assert!(!user.approves_write());
+        // A plain question is no confirmation, and with no question reply it ends the talk.
+        assert_eq!(user.respond(Act::Question), None);
+        assert!(!user.approves_write());
+        assert_eq!(user.respond(Act::Approval).unwrap().said, "Yes.");
+        assert!(user.approves_write());
+    }
+
+    #[test]
+    fn a_script_that_cannot_speak_is_refused_by_name() {
+        let s: Script = serde_json::from_str(r#"{"turns":2}"#).unwrap();
+        assert!(s.check().unwrap_err().contains("`user`"));
+        let s: Script = serde_json::from_str(r#"{"default":"x","turns":0}"#).unwrap();
+        assert!(s.check().unwrap_err().contains("user.turns"));
+        assert!(serde_json::from_str::<Script>(r#"{"default":"x","approve":"maybe"}"#).is_err());
+    }
+}
