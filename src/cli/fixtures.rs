@@ -67,7 +67,7 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
             );
             continue;
         }
-        if let Some((path, _)) = store.lookup_any(&gap.tool, &arguments) {
+        if let Some((path, _)) = store.lookup_any(&gap.tool, &arguments, &gap.after) {
             crate::outln!(
                 "keep {} (already answers or stubs {} {})",
                 path.display(),
@@ -87,6 +87,7 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
             stub: true,
             status: 200,
             body: Value::String(String::new()),
+            after: gap.after.clone(),
             ..Default::default()
         };
         if args.dry_run {

@@ -9,6 +9,8 @@ use anyhow::{anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::harness::tools::PriorWrite;
+
 /// How argument values are folded before they are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -73,6 +75,10 @@ pub struct Fixture {
     /// written against the tool's real output hold. It must read back as `body`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub printed: Option<String>,
+    /// The writes that ran before the call in its conversation, in order: the state the answer
+    /// was recorded in. Empty for a call no write came before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<PriorWrite>,
 }
 
 impl Fixture {
@@ -149,6 +155,37 @@ impl Route {
             .collect::<Vec<_>>()
             .join("\u{1f}")
     }
+}
+
+/// The key of a recording made after `after`: the call's key, then a digest of the writes
+/// (tool and arguments, keys in name order), so that one call made in two states has two
+/// recordings.
+pub fn key_after(route: &Route, arguments: &Map<String, Value>, after: &[PriorWrite]) -> String {
+    let key = route.key(arguments);
+    if after.is_empty() {
+        return key;
+    }
+    format!("{key}\u{1e}after={}", after_digest(after))
+}
+
+/// A short digest of a sequence of writes, keys in name order.
+pub fn after_digest(after: &[PriorWrite]) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let canonical: Vec<Value> = after
+        .iter()
+        .map(|w| serde_json::json!([w.tool, sorted(&Value::Object(w.arguments.clone()))]))
+        .collect();
+    crate::eval::digest::sha256_hex(Value::Array(canonical).to_string().as_bytes())[..12].to_string()
 }
 
 /// File name stem for a new recording: its key values folded, made a file name by the
@@ -262,7 +299,7 @@ impl FixtureStore {
                         route.arguments.join(", ")
                     );
                 }
-                let key = route.key(&fixture.arguments);
+                let key = key_after(route, &fixture.arguments, &fixture.after);
                 let mut entries = store.entries.lock().expect("fixture lock");
                 if let Some((other, _)) = entries.get(&(fixture.tool.clone(), key.clone())) {
                     bail!(
@@ -301,18 +338,29 @@ impl FixtureStore {
 
     /// The recording that answers this call; a stub answers nothing.
     pub fn lookup(&self, tool: &str, arguments: &Map<String, Value>) -> Option<(PathBuf, Fixture)> {
-        self.lookup_any(tool, arguments)
+        self.lookup_after(tool, arguments, &[])
+    }
+
+    /// The recording that answers this call after these writes; a stub answers nothing.
+    pub fn lookup_after(
+        &self,
+        tool: &str,
+        arguments: &Map<String, Value>,
+        after: &[PriorWrite],
+    ) -> Option<(PathBuf, Fixture)> {
+        self.lookup_any(tool, arguments, after)
             .filter(|(_, fixture)| !fixture.stub)
     }
 
-    /// The file keyed by this call, a stub included.
+    /// The file keyed by this call after these writes, a stub included.
     pub fn lookup_any(
         &self,
         tool: &str,
         arguments: &Map<String, Value>,
+        after: &[PriorWrite],
     ) -> Option<(PathBuf, Fixture)> {
         let route = self.routes.get(tool)?;
-        let key = route.key(arguments);
+        let key = key_after(route, arguments, after);
         self.entries
             .lock()
             .expect("fixture lock")
@@ -329,7 +377,7 @@ impl FixtureStore {
             .routes
             .get(&fixture.tool)
             .ok_or_else(|| anyhow!("no fixture route for tool {:?}", fixture.tool))?;
-        let key = route.key(&fixture.arguments);
+        let key = key_after(route, &fixture.arguments, &fixture.after);
         let id = (fixture.tool.clone(), key.clone());
         let mut entries = self.entries.lock().expect("fixture lock");
         if self.recorded.lock().expect("record lock").contains(&id) {
@@ -348,13 +396,17 @@ impl FixtureStore {
             let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
             serde_json::from_str::<Fixture>(text)
                 .ok()
-                .filter(|f| f.tool == fixture.tool && route.key(&f.arguments) == key)
+                .filter(|f| f.tool == fixture.tool && key_after(route, &f.arguments, &f.after) == key)
         };
         let mut found: Option<(PathBuf, Option<Fixture>)> = entries
             .get(&id)
             .map(|(path, _)| (path.clone(), on_disk(path)));
         if found.is_none() {
-            let stem = slug(&key.replace(['\u{1f}', '='], " "));
+            let stem = slug(&route.key(&fixture.arguments).replace(['\u{1f}', '='], " "));
+            let stem = match fixture.after.is_empty() {
+                true => stem,
+                false => format!("{stem}-after-{}", &after_digest(&fixture.after)[..8]),
+            };
             for n in 1.. {
                 let path = if n == 1 {
                     route.dir.join(format!("{stem}.json"))

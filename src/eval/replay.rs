@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::fixture_store::{gap_message, Fixture, FixtureStore, Recorded};
 use super::pack::{Pack, ToolSpec};
 use super::record::journal::JournalEntry;
-use crate::harness::tools::{Effect, Registry, ToolDef, ToolOutput};
+use crate::harness::tools::{Effect, PriorWrite, Registry, ToolDef, ToolOutput};
 use crate::harness::transcript::Transcript;
 use crate::tools::command::CommandAnswer;
 use crate::tools::mcp::{ListedTool, McpConnection, McpServerSpec};
@@ -63,8 +63,21 @@ impl LiveServices {
         }
     }
 
-    fn fetch(&self, spec: &ToolSpec, args: &Map<String, Value>) -> anyhow::Result<LiveAnswer> {
-        if let Some(program) = spec.command_tool() {
+    /// The live answer to a call made after `writes`. A pack with writes asks its command
+    /// tools in a scratch folder of their own, brought to the call's state by running those
+    /// writes first, so that the recording is what that call gets in that state.
+    fn fetch(
+        &self,
+        spec: &ToolSpec,
+        args: &Map<String, Value>,
+        world: Option<(&[ToolSpec], &[PriorWrite])>,
+    ) -> anyhow::Result<LiveAnswer> {
+        if let Some(mut program) = spec.command_tool() {
+            let scratch = match world {
+                Some((specs, writes)) => Some(prepared_scratch(spec, specs, writes)?),
+                None => None,
+            };
+            program.scratch = scratch.as_ref().map(|s| s.path().to_path_buf());
             let recorded_with = program.describe();
             let seconds = spec.timeout().as_secs_f64();
             return Ok(match program.call(args)? {
@@ -166,6 +179,30 @@ impl LiveServices {
     }
 }
 
+/// A scratch folder holding `spec`'s world after `writes`, each run by its own tool's program.
+fn prepared_scratch(
+    spec: &ToolSpec,
+    specs: &[ToolSpec],
+    writes: &[PriorWrite],
+) -> anyhow::Result<crate::tools::scratch::Scratch> {
+    let scratch = crate::tools::scratch::Scratch::new(spec.world.as_deref())?;
+    for write in writes {
+        let Some(mut program) = specs
+            .iter()
+            .find(|s| s.name == write.tool)
+            .and_then(ToolSpec::command_tool)
+        else {
+            bail!(
+                "the earlier write {} cannot be run again to reach this call's state: it is not a command tool",
+                write.tool
+            );
+        };
+        program.scratch = Some(scratch.path().to_path_buf());
+        program.call(&write.arguments)?;
+    }
+    Ok(scratch)
+}
+
 /// How the server's own listing of a tool differs from what the pack offers the model, if it
 /// does: the recordings would then answer a tool the model never sees.
 fn schema_drift(spec: &ToolSpec, listed: &[ListedTool]) -> Option<String> {
@@ -248,13 +285,19 @@ fn render_recorded(spec: &ToolSpec, args: &Map<String, Value>, fixture: &Fixture
     }
 }
 
+/// A call answered in a pack whose tools have state: every tool of the pack, and the writes
+/// that ran before the call.
+type World<'a> = Option<(&'a [ToolSpec], &'a [PriorWrite])>;
+
 fn answer(
     spec: &ToolSpec,
     store: &FixtureStore,
     mode: RecordMode,
     live: &LiveServices,
     args: &Map<String, Value>,
+    world: World,
 ) -> ToolOutput {
+    let after: &[PriorWrite] = world.map(|(_, writes)| writes).unwrap_or_default();
     // A computed tool works out every answer itself: nothing to look up, so never a gap.
     if let Some(computed) = crate::tools::computed(&spec.kind) {
         return (computed.answer)(args).with_meta(json!({"computed": true}));
@@ -266,14 +309,14 @@ fn answer(
             return refusal;
         }
     }
-    let recorded = store.lookup(&spec.name, args);
+    let recorded = store.lookup_after(&spec.name, args, after);
     let must_fetch = match mode {
         RecordMode::Off => false,
         RecordMode::Gaps => recorded.is_none(),
         RecordMode::All => true,
     };
     if must_fetch && spec.can_record() {
-        return match live.fetch(spec, args) {
+        return match live.fetch(spec, args, world) {
             Ok(answer) => {
                 let fixture = Fixture {
                     tool: spec.name.clone(),
@@ -286,6 +329,7 @@ fn answer(
                     status: answer.status,
                     body: answer.body,
                     printed: answer.printed,
+                    after: after.to_vec(),
                 };
                 let out = render_recorded(spec, args, &fixture);
                 let (status, note) = (fixture.status, fixture.note.clone());
@@ -353,9 +397,11 @@ fn answer(
             Some(answer) => {
                 ToolOutput::error(answer.clone()).with_meta(json!({"unrecorded": true}))
             }
-            None => {
+            None if after.is_empty() => {
                 ToolOutput::error(gap_message(&spec.name, args)).with_meta(json!({"gap": true}))
             }
+            None => ToolOutput::error(gap_message(&spec.name, args))
+                .with_meta(json!({"gap": true, "after": after})),
         },
     }
 }
@@ -405,6 +451,10 @@ pub fn build_registry(
         ..Default::default()
     };
     let mut registry = Registry::new();
+    // One write makes the pack's world stateful: every call is then answered in the state the
+    // conversation's writes left.
+    let stateful = tools.iter().any(|t| t.effect == Effect::Write);
+    let specs: Arc<Vec<ToolSpec>> = Arc::new(tools.to_vec());
     for spec in tools {
         let (description, parameters, gate) = if spec.kind == weather::TOOL_NAME {
             let def = weather::tool_def(Arc::new(weather::WeatherService::new()));
@@ -422,13 +472,27 @@ pub fn build_registry(
         let owned = spec.clone();
         let store = store.clone();
         let live = live.clone();
-        let mut def = ToolDef::new(
-            spec.name.clone(),
-            description,
-            parameters,
-            Effect::Read,
-            move |args| answer(&owned, &store, mode, &live, args),
-        );
+        let mut def = if stateful {
+            let specs = specs.clone();
+            ToolDef::new(
+                spec.name.clone(),
+                description,
+                parameters,
+                spec.effect,
+                |_| ToolOutput::error("a tool with state is called with its conversation's writes"),
+            )
+            .with_state(move |args, writes| {
+                answer(&owned, &store, mode, &live, args, Some((&specs, writes)))
+            })
+        } else {
+            ToolDef::new(
+                spec.name.clone(),
+                description,
+                parameters,
+                spec.effect,
+                move |args| answer(&owned, &store, mode, &live, args, None),
+            )
+        };
         def.skill_gate = gate;
         if spec.defer {
             def.deferred = Some(spec.group.clone().unwrap_or_default());

@@ -40,10 +40,11 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Effect {
     /// No side effects: may run concurrently with other reads.
+    #[default]
     Read,
     Write,
 }

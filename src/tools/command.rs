@@ -19,7 +19,12 @@ pub struct CommandTool {
     /// `HOME`), so that an answer cannot depend on something the pack does not name.
     pub env: Vec<String>,
     pub timeout: Duration,
+    /// The folder holding a conversation's state, named to the program by `SCRATCH_VAR`.
+    pub scratch: Option<PathBuf>,
 }
+
+/// The variable that names a conversation's scratch folder to a tool with state.
+pub const SCRATCH_VAR: &str = "SKILLEVAL_SCRATCH";
 
 /// What the program answered: a finished call (any exit code) or a time-out. Both are the
 /// tool's answer and are recorded; a program that cannot be started is an `Err`.
@@ -58,6 +63,9 @@ impl CommandTool {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         command.envs(allowed_env(&self.env));
+        if let Some(scratch) = &self.scratch {
+            command.env(SCRATCH_VAR, scratch);
+        }
         crate::base::child::own_group(&mut command);
         let mut child = command.spawn().map_err(|e| {
             anyhow::anyhow!(

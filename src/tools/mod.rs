@@ -1,12 +1,14 @@
 //! Typed tools a pack can offer the model: `weather_lookup`, answered from its live service or
 //! its recordings, and the computed tools `calculate` and `convert_units`, which work out every
 //! answer themselves and so need no recordings. Also the clients of a pack's own live tools,
-//! asked only while recording: a program (`command.rs`) and an MCP server (`mcp.rs`).
+//! asked only while recording: a program (`command.rs`) and an MCP server (`mcp.rs`), and the
+//! scratch folder a program with state is asked in (`scratch.rs`).
 
 pub mod calculator;
 pub mod command;
 mod exact;
 pub mod mcp;
+pub mod scratch;
 pub mod units;
 pub mod weather;
 

@@ -93,7 +93,7 @@ impl Evidence<'_> {
 }
 
 impl CompiledCheck {
-    fn new(holds: impl Fn(&Evidence) -> bool + Send + Sync + 'static) -> CompiledCheck {
+    pub(super) fn new(holds: impl Fn(&Evidence) -> bool + Send + Sync + 'static) -> CompiledCheck {
         CompiledCheck(Arc::new(holds))
     }
 
@@ -274,19 +274,22 @@ fn tool_values(transcript: &Transcript, tool: Option<&str>, value: &ResultValue)
     transcript
         .calls()
         .filter(|c| names_tool(c, tool) && !c.is_error)
-        .filter_map(|call| match value {
+        .filter_map(|call| value.read(&call.result))
+        .collect()
+}
+
+impl ResultValue {
+    /// The value this result offers, trimmed; none when it is empty, as every text contains it.
+    pub(super) fn read(&self, result: &str) -> Option<String> {
+        let value = match self {
             ResultValue::Capture(regex) => regex
-                .captures(&call.result)
+                .captures(result)
                 .and_then(|caps| caps.get(1))
                 .map(|m| m.as_str().trim().to_string()),
-            ResultValue::Line { index } => call
-                .result
-                .lines()
-                .nth(*index)
-                .map(|l| l.trim().to_string()),
-        })
-        .filter(|value| !value.is_empty())
-        .collect()
+            ResultValue::Line { index } => result.lines().nth(*index).map(|l| l.trim().to_string()),
+        }?;
+        (!value.is_empty()).then_some(value)
+    }
 }
 
 fn no_unsupported_numbers(on: &Evidence, units: Option<&[String]>, allow_rounding: bool) -> bool {

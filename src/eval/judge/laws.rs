@@ -174,6 +174,39 @@ pub enum Check {
     StopReasonIs {
         reason: String,
     },
+    /// Conversations (`exchange`): the model asked the user before its first call to `tool`
+    /// (or to any tool); with no such call, it asked at all.
+    AsksBeforeCall {
+        tool: Option<String>,
+    },
+    /// The model asked for approval, and the user replied, before its first call to `tool`
+    /// (a refused call counts); holds when `tool` is never called.
+    ConfirmsBeforeCall {
+        tool: String,
+    },
+    /// No call to a write tool was refused for want of the user's approval.
+    NoUnapprovedWrite {},
+    /// A call to `tool` follows a call to `after` that did not fail.
+    CallsAfter {
+        tool: String,
+        after: String,
+    },
+    /// A call to `tool` made after the user said the sample's `field` passes it as `argument`.
+    ArgumentFromUser {
+        tool: String,
+        argument: String,
+        field: String,
+        #[serde(default)]
+        fold: bool,
+    },
+    /// As `reply_mentions_tool_value`, read from the last non-error result of `tool` only.
+    ReplyMentionsLastResult {
+        tool: Option<String>,
+        from_result_line: Option<usize>,
+        from_result_pattern: Option<String>,
+        #[serde(default)]
+        fold: bool,
+    },
 }
 
 impl TryFrom<Map<String, Value>> for Law {
@@ -244,7 +277,7 @@ impl TryFrom<Map<String, Value>> for Law {
 }
 
 /// Every `kind` a law may have, as written in `pack.toml`.
-pub const LAW_KINDS: [&str; 16] = [
+pub const LAW_KINDS: [&str; 22] = [
     "tool_called",
     "tool_not_called",
     "call_count",
@@ -261,6 +294,12 @@ pub const LAW_KINDS: [&str; 16] = [
     "reply_temperature_in_field_unit",
     "reply_reports_result",
     "stop_reason_is",
+    "asks_before_call",
+    "confirms_before_call",
+    "no_unapproved_write",
+    "calls_after",
+    "argument_from_user",
+    "reply_mentions_last_result",
 ];
 
 impl Check {
@@ -278,12 +317,17 @@ impl Check {
     pub fn tool(&self) -> Option<&str> {
         match self {
             Check::ToolCalled { tool }
+            | Check::ConfirmsBeforeCall { tool }
+            | Check::CallsAfter { tool, .. }
+            | Check::ArgumentFromUser { tool, .. }
             | Check::ArgumentEqualsField { tool, .. }
             | Check::ArgumentEquals { tool, .. }
             | Check::ArgumentMatches { tool, .. } => Some(tool),
             Check::ToolNotCalled { tool }
             | Check::CallCount { tool, .. }
             | Check::ReplyMentionsToolValue { tool, .. }
+            | Check::AsksBeforeCall { tool }
+            | Check::ReplyMentionsLastResult { tool, .. }
             | Check::NoUnsupportedTemperatures { tool, .. }
             | Check::ReplyReportsResult { tool, .. } => tool.as_deref(),
             Check::ReplyContains { .. }
@@ -292,7 +336,8 @@ impl Check {
             | Check::NoUnsupportedNumbers { .. }
             | Check::ReplyHasNoTemperature {}
             | Check::ReplyTemperatureInFieldUnit { .. }
-            | Check::StopReasonIs { .. } => None,
+            | Check::StopReasonIs { .. }
+            | Check::NoUnapprovedWrite {} => None,
         }
     }
 }
@@ -387,6 +432,52 @@ fn compile(check: &Check) -> Result<CompiledCheck, String> {
             *allow_rounding,
         ),
         Check::StopReasonIs { reason } => compile_stop_reason_is(reason),
+        Check::AsksBeforeCall { tool } => {
+            optional_tool(tool)?;
+            Ok(CompiledCheck::asks_before_call(tool.clone()))
+        }
+        Check::ConfirmsBeforeCall { tool } => {
+            non_empty("tool", tool)?;
+            Ok(CompiledCheck::confirms_before_call(tool.clone()))
+        }
+        Check::NoUnapprovedWrite {} => Ok(CompiledCheck::no_unapproved_write()),
+        Check::CallsAfter { tool, after } => {
+            non_empty("tool", tool)?;
+            non_empty("after", after)?;
+            if tool == after {
+                return Err("`tool` and `after` name one tool; name the call that should follow".into());
+            }
+            Ok(CompiledCheck::calls_after(tool.clone(), after.clone()))
+        }
+        Check::ArgumentFromUser {
+            tool,
+            argument,
+            field,
+            fold,
+        } => {
+            non_empty("tool", tool)?;
+            non_empty("argument", argument)?;
+            non_empty("field", field)?;
+            Ok(CompiledCheck::argument_from_user(
+                tool.clone(),
+                argument.clone(),
+                field.clone(),
+                *fold,
+            ))
+        }
+        Check::ReplyMentionsLastResult {
+            tool,
+            from_result_line,
+            from_result_pattern,
+            fold,
+        } => {
+            optional_tool(tool)?;
+            Ok(CompiledCheck::reply_mentions_last_result(
+                tool.clone(),
+                result_value(*from_result_line, from_result_pattern)?,
+                *fold,
+            ))
+        }
     }
 }
 

@@ -24,7 +24,9 @@
 //! `unless`), `reply_not_matches`; the reply against the results — `reply_mentions_tool_value`,
 //! `no_unsupported_numbers`, `reply_reports_result`; temperatures, by the one rule in `text` —
 //! `no_unsupported_temperatures`, `reply_has_no_temperature`,
-//! `reply_temperature_in_field_unit`; the run — `stop_reason_is`. Kinds are generic: what is
+//! `reply_temperature_in_field_unit`; the run — `stop_reason_is`; the conversation (`exchange`)
+//! — `asks_before_call`, `confirms_before_call`, `no_unapproved_write`, `calls_after`,
+//! `argument_from_user`, `reply_mentions_last_result`. Kinds are generic: what is
 //! particular to a pack (a tool's name, how its results read) lives in the pack's keys.
 //!
 //! `laws` holds the types and the load-time checks, which compile each law's check (one
@@ -33,6 +35,7 @@
 //! a sample, and their verdict on a transcript, are here.
 
 mod compiled;
+mod exchange;
 mod laws;
 mod pattern;
 pub mod text;

@@ -447,6 +447,7 @@ fn place_tools(tools: &mut [ToolSpec], dir: &Path) {
         if t.is_live_program() {
             t.working_dir = Some(dir.join(t.working_dir.as_deref().unwrap_or(Path::new(""))));
         }
+        t.world = t.world.as_ref().map(|w| dir.join(w));
     }
 }
 

@@ -7,6 +7,7 @@ use anyhow::bail;
 use serde::Deserialize;
 
 use crate::eval::fixture_store::Fold;
+use crate::harness::tools::Effect;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,7 +61,16 @@ pub struct ToolSpec {
     /// The group a deferred tool is listed under.
     #[serde(default)]
     pub group: Option<String>,
+    /// `read` (the default) or `write`: a write goes through the scripted user's approval, and
+    /// in a pack with a write every tool answers from the writes before it (`eval::replay`).
+    #[serde(default)]
+    pub effect: Effect,
+    /// A `command` tool's starting state: a folder copied into the scratch folder each
+    /// recorded call runs in (named by `SKILLEVAL_SCRATCH`), before the conversation's writes.
+    #[serde(default)]
+    pub world: Option<PathBuf>,
 }
+
 
 impl ToolSpec {
     /// The tool's argument schema: a typed tool's own, else the pack's `parameters`.
@@ -103,6 +113,7 @@ impl ToolSpec {
             working_dir: self.working_dir.clone().unwrap_or_default(),
             env: self.env.clone(),
             timeout: self.timeout(),
+            scratch: None,
         })
     }
 
@@ -157,10 +168,11 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
         "mcp_tool" => t.mcp_tool.is_some(),
         "working_dir" => t.working_dir.is_some(),
         "env" => !t.env.is_empty(),
+        "world" => t.world.is_some(),
         _ => t.timeout_seconds.is_some(),
     };
     let own: &[&str] = match t.kind.as_str() {
-        COMMAND => &["command", "working_dir", "env", "timeout_seconds"],
+        COMMAND => &["command", "working_dir", "env", "timeout_seconds", "world"],
         MCP => &[
             "server",
             "mcp_tool",
@@ -177,6 +189,7 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
         "working_dir",
         "env",
         "timeout_seconds",
+        "world",
     ] {
         if given(field) && !own.contains(&field) {
             return Err(format!("{field}`: a {} tool has no `{field}`", t.kind));

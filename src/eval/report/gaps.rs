@@ -16,6 +16,8 @@ pub struct GapCall {
     pub arguments: Value,
     pub units: usize,
     pub arms: BTreeSet<String>,
+    /// The writes before the call in its conversation: the state it was made in.
+    pub after: Vec<crate::harness::tools::PriorWrite>,
 }
 
 /// Every gap of the journal, most frequent first, then by tool and arguments.
@@ -27,12 +29,21 @@ pub fn gap_calls(entries: &[JournalEntry]) -> Vec<GapCall> {
             if call.meta.get("gap").and_then(Value::as_bool) != Some(true) {
                 continue;
             }
-            let key = (call.name.clone(), call.arguments.to_string());
+            let after: Vec<crate::harness::tools::PriorWrite> = call
+                .meta
+                .get("after")
+                .and_then(|a| serde_json::from_value(a.clone()).ok())
+                .unwrap_or_default();
+            let key = (
+                call.name.clone(),
+                format!("{} {}", call.arguments, serde_json::json!(after)),
+            );
             let gap = by_call.entry(key.clone()).or_insert_with(|| GapCall {
                 tool: call.name.clone(),
                 arguments: call.arguments.clone(),
                 units: 0,
                 arms: BTreeSet::new(),
+                after,
             });
             if seen_here.insert(key) {
                 gap.units += 1;
@@ -46,8 +57,12 @@ pub fn gap_calls(entries: &[JournalEntry]) -> Vec<GapCall> {
 }
 
 fn line(gap: &GapCall) -> String {
+    let after = match gap.after.len() {
+        0 => String::new(),
+        n => format!(" (after {n} write(s))"),
+    };
     format!(
-        "{} {} — {} unit(s); {}",
+        "{} {}{after} — {} unit(s); {}",
         gap.tool,
         gap.arguments,
         gap.units,

@@ -1,0 +1,86 @@
+//! A conversation's scratch folder, where a `command` tool with state is asked while
+//! recording: a fresh copy of the tool's starting world, removed when dropped.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use anyhow::{anyhow, bail};
+
+pub struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// A new, empty folder under the system's temporary folder, holding a copy of `world`.
+    pub fn new(world: Option<&Path>) -> anyhow::Result<Scratch> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "skilleval-scratch-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::SeqCst)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::create_dir(&path)
+            .map_err(|e| anyhow!("{}: cannot make a scratch folder: {e}", path.display()))?;
+        let scratch = Scratch { path };
+        if let Some(world) = world {
+            copy_tree(world, &scratch.path)?;
+        }
+        Ok(scratch)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Copies the files and folders under `from` into `to`. A link is refused: its target lies
+/// outside the world, and a recording made through it would depend on this machine.
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let entries = std::fs::read_dir(from)
+        .map_err(|e| anyhow!("{}: cannot read the tool's world: {e}", from.display()))?;
+    for entry in entries {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_symlink() {
+            bail!(
+                "{}: a link in a tool's world is refused; copy the file in",
+                entry.path().display()
+            );
+        } else if kind.is_dir() {
+            std::fs::create_dir(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .map_err(|e| anyhow!("{}: cannot copy: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scratch_folder_copies_the_world_and_goes_when_dropped() {
+        let world = std::env::temp_dir().join(format!("skilleval-world-test-{}", std::process::id()));
+        std::fs::create_dir_all(world.join("sub")).unwrap();
+        std::fs::write(world.join("sub/a.txt"), "hello").unwrap();
+        let scratch = Scratch::new(Some(&world)).unwrap();
+        let kept = scratch.path().to_path_buf();
+        assert_eq!(std::fs::read_to_string(kept.join("sub/a.txt")).unwrap(), "hello");
+        std::fs::write(kept.join("b.txt"), "x").unwrap();
+        assert!(!world.join("b.txt").exists(), "the world itself is never written");
+        drop(scratch);
+        assert!(!kept.exists());
+        std::fs::remove_dir_all(&world).unwrap();
+    }
+}
