@@ -157,33 +157,18 @@ impl Route {
     }
 }
 
-/// The key of a recording made after `after`: the call's key, then a digest of the writes
-/// (tool and arguments, keys in name order), so that one call made in two states has two
-/// recordings.
-pub fn key_after(route: &Route, arguments: &Map<String, Value>, after: &[PriorWrite]) -> String {
-    let key = route.key(arguments);
-    if after.is_empty() {
-        return key;
-    }
-    format!("{key}\u{1e}after={}", after_digest(after))
-}
-
-/// A short digest of a sequence of writes, keys in name order.
-pub fn after_digest(after: &[PriorWrite]) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
+/// A short digest of a sequence of writes, each as its tool and its recording key (its key
+/// arguments, folded): the state those writes leave, whatever else their arguments said.
+pub fn after_digest(routes: &BTreeMap<String, Route>, after: &[PriorWrite]) -> String {
     let canonical: Vec<Value> = after
         .iter()
-        .map(|w| serde_json::json!([w.tool, sorted(&Value::Object(w.arguments.clone()))]))
+        .map(|w| {
+            let key = match routes.get(&w.tool) {
+                Some(route) => route.key(&w.arguments),
+                None => Value::Object(w.arguments.clone()).to_string(),
+            };
+            serde_json::json!([w.tool, key])
+        })
         .collect();
     crate::eval::digest::sha256_hex(Value::Array(canonical).to_string().as_bytes())[..12].to_string()
 }
@@ -299,7 +284,7 @@ impl FixtureStore {
                         route.arguments.join(", ")
                     );
                 }
-                let key = key_after(route, &fixture.arguments, &fixture.after);
+                let key = store.key_after(route, &fixture.arguments, &fixture.after);
                 let mut entries = store.entries.lock().expect("fixture lock");
                 if let Some((other, _)) = entries.get(&(fixture.tool.clone(), key.clone())) {
                     bail!(
@@ -312,6 +297,21 @@ impl FixtureStore {
             }
         }
         Ok(store)
+    }
+
+    /// The key of a recording made after `after`: the call's key, then the digest of the
+    /// writes before it, so that one call made in two states has two recordings.
+    pub fn key_after(
+        &self,
+        route: &Route,
+        arguments: &Map<String, Value>,
+        after: &[PriorWrite],
+    ) -> String {
+        let key = route.key(arguments);
+        if after.is_empty() {
+            return key;
+        }
+        format!("{key}\u{1e}after={}", after_digest(&self.routes, after))
     }
 
     pub fn route(&self, tool: &str) -> Option<&Route> {
@@ -360,7 +360,7 @@ impl FixtureStore {
         after: &[PriorWrite],
     ) -> Option<(PathBuf, Fixture)> {
         let route = self.routes.get(tool)?;
-        let key = key_after(route, arguments, after);
+        let key = self.key_after(route, arguments, after);
         self.entries
             .lock()
             .expect("fixture lock")
@@ -377,7 +377,7 @@ impl FixtureStore {
             .routes
             .get(&fixture.tool)
             .ok_or_else(|| anyhow!("no fixture route for tool {:?}", fixture.tool))?;
-        let key = key_after(route, &fixture.arguments, &fixture.after);
+        let key = self.key_after(route, &fixture.arguments, &fixture.after);
         let id = (fixture.tool.clone(), key.clone());
         let mut entries = self.entries.lock().expect("fixture lock");
         if self.recorded.lock().expect("record lock").contains(&id) {
@@ -396,7 +396,7 @@ impl FixtureStore {
             let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
             serde_json::from_str::<Fixture>(text)
                 .ok()
-                .filter(|f| f.tool == fixture.tool && key_after(route, &f.arguments, &f.after) == key)
+                .filter(|f| f.tool == fixture.tool && self.key_after(route, &f.arguments, &f.after) == key)
         };
         let mut found: Option<(PathBuf, Option<Fixture>)> = entries
             .get(&id)
@@ -405,7 +405,10 @@ impl FixtureStore {
             let stem = slug(&route.key(&fixture.arguments).replace(['\u{1f}', '='], " "));
             let stem = match fixture.after.is_empty() {
                 true => stem,
-                false => format!("{stem}-after-{}", &after_digest(&fixture.after)[..8]),
+                false => format!(
+                    "{stem}-after-{}",
+                    &after_digest(&self.routes, &fixture.after)[..8]
+                ),
             };
             for n in 1.. {
                 let path = if n == 1 {

@@ -36,7 +36,8 @@ use super::replay::{self, LiveServices, RecordMode};
 use crate::harness::backend::{FinishReason, GenMetrics};
 use crate::harness::spill::{LongOutput, SpillFiles};
 use crate::harness::toolcall::coerce::coerce_call_arguments;
-use crate::harness::tools::{Registry, ToolOutput};
+use crate::harness::conversation::{self, Script, ScriptedUser};
+use crate::harness::tools::{Effect, PriorWrite, Registry, ToolOutput};
 use crate::harness::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
 
 /// The cases file's name, in the pack's folder.
@@ -53,12 +54,50 @@ pub struct CaseCall {
     pub result: Option<String>,
 }
 
+/// An earlier turn of a conversation: the calls, then a reply the scripted user answers.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseTurn {
+    #[serde(default)]
+    pub calls: Vec<CaseCall>,
+    pub reply: String,
+}
+
+/// The field of a conversation sample that gives a whole reference conversation: each turn's
+/// calls and reply, the last turn's reply the answer (`[{"calls": […], "reply": …}, …]`).
+pub const TURNS_FIELD: &str = "reference_turns";
+
+/// The sample's own reference conversation, when it gives one.
+pub fn reference_turns(sample: &Sample) -> anyhow::Result<Option<Vec<CaseTurn>>> {
+    let Some(value) = sample.fields.get(TURNS_FIELD).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let turns: Vec<CaseTurn> = serde_json::from_value(value.clone()).map_err(|e| {
+        anyhow!(
+            "sample {:?} (line {}): field `{TURNS_FIELD}`: {e}",
+            sample.id,
+            sample.line
+        )
+    })?;
+    if turns.is_empty() {
+        bail!(
+            "sample {:?} (line {}): field `{TURNS_FIELD}` is empty",
+            sample.id,
+            sample.line
+        );
+    }
+    Ok(Some(turns))
+}
+
 /// One hand-labelled reply.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
     pub id: String,
     pub prompt_id: String,
+    /// The conversation's earlier turns, each answered by the sample's scripted user.
+    #[serde(default)]
+    pub turns: Vec<CaseTurn>,
     #[serde(default)]
     pub calls: Vec<CaseCall>,
     pub reply: String,
@@ -113,6 +152,12 @@ pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Resul
                 pack.corpus_path.display()
             );
         };
+        if !case.turns.is_empty() && sample.user.is_none() {
+            bail!(
+                "{at}: field `turns`: sample {:?} has no `user`, so nobody answers an earlier turn",
+                sample.id
+            );
+        }
         if case.stop_reason().is_none() {
             bail!(
                 "{at}: field `stop`: {:?} is not answered, round_budget, token_budget or error",
@@ -177,7 +222,14 @@ impl Replayer {
         })
     }
 
-    fn answer(&self, call: &CaseCall) -> CallRecord {
+    /// A call answered after the conversation's `writes` (a write that runs joins them), a
+    /// write held to the scripted `user`'s approval as in a run.
+    fn answer(
+        &self,
+        call: &CaseCall,
+        writes: &mut Vec<PriorWrite>,
+        user: Option<&ScriptedUser>,
+    ) -> CallRecord {
         let mut record = CallRecord::unanswered(&call.tool, &call.arguments);
         let output = match (&call.result, self.registry.get(&call.tool)) {
             (Some(result), _) => ToolOutput::ok(result.clone()),
@@ -188,7 +240,27 @@ impl Replayer {
                     Ok((arguments, repairs)) => {
                         record.arguments = Value::Object(arguments.clone());
                         record.repairs = repairs;
-                        (tool.executor)(&arguments)
+                        let approved = match (tool.effect, user) {
+                            (Effect::Write, Some(user)) => Some(user.approves_write()),
+                            (Effect::Write, None) => Some(true),
+                            (Effect::Read, _) => None,
+                        };
+                        record.approved = approved;
+                        match (approved, user) {
+                            (Some(false), Some(user)) => ToolOutput::error(
+                                conversation::refusal_text(&call.tool, user.approval()),
+                            ),
+                            _ => {
+                                let output = tool.call(&arguments, writes);
+                                if approved == Some(true) {
+                                    writes.push(PriorWrite {
+                                        tool: call.tool.clone(),
+                                        arguments,
+                                    });
+                                }
+                                output
+                            }
+                        }
                     }
                 }
             }
@@ -205,6 +277,21 @@ impl Replayer {
 
     /// The transcript of a run that made these calls, then gave this reply.
     pub fn transcript(&self, calls: &[CaseCall], reply: &str, stop: StopReason) -> Transcript {
+        self.conversation(None, &[], calls, reply, stop)
+            .expect("a conversation with no earlier turn needs no user")
+    }
+
+    /// The transcript of a conversation: each earlier turn's calls and reply, answered by the
+    /// scripted `user`, then these calls and this reply. An earlier turn the user would not
+    /// answer (its reply asks nothing, or the script has nothing left to say) is an error.
+    pub fn conversation(
+        &self,
+        user: Option<&Script>,
+        turns: &[CaseTurn],
+        calls: &[CaseCall],
+        reply: &str,
+        stop: StopReason,
+    ) -> Result<Transcript, String> {
         let round = |calls: Vec<CallRecord>, prose: &str| Round {
             raw: prose.to_string(),
             finish: FinishReason::Eos,
@@ -216,13 +303,38 @@ impl Replayer {
             reask: None,
             user: None,
         };
-        let records: Vec<CallRecord> = calls.iter().map(|c| self.answer(c)).collect();
+        let mut user = user.map(ScriptedUser::new);
+        let mut writes = Vec::new();
         let mut rounds = Vec::new();
-        if !records.is_empty() {
-            rounds.push(round(records, ""));
+        let last = CaseTurn {
+            calls: calls.to_vec(),
+            reply: reply.to_string(),
+        };
+        for (i, turn) in turns.iter().chain([&last]).enumerate() {
+            let records: Vec<CallRecord> = turn
+                .calls
+                .iter()
+                .map(|c| self.answer(c, &mut writes, user.as_ref()))
+                .collect();
+            if !records.is_empty() {
+                rounds.push(round(records, ""));
+            }
+            let mut answered = round(Vec::new(), &turn.reply);
+            if i < turns.len() {
+                let act = conversation::classify(&turn.reply);
+                let said = user.as_mut().and_then(|u| u.respond(act));
+                if said.is_none() {
+                    return Err(format!(
+                        "turn {}: the scripted user says nothing to this reply (it reads as {})",
+                        i + 1,
+                        act.name()
+                    ));
+                }
+                answered.user = said;
+            }
+            rounds.push(answered);
         }
-        rounds.push(round(Vec::new(), reply));
-        Transcript {
+        Ok(Transcript {
             metrics: RunMetrics {
                 rounds: rounds.len() as u32,
                 ..RunMetrics::default()
@@ -231,7 +343,7 @@ impl Replayer {
             reply: reply.to_string(),
             stop,
             loaded_skills: self.loaded_skills.clone(),
-        }
+        })
     }
 }
 
@@ -390,6 +502,9 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
         Some(path) => load_cases(path, pack, &samples)?,
         None => Vec::new(),
     };
+    for sample in &samples {
+        reference_turns(sample)?;
+    }
     let replayer = Replayer::recording(pack, mode)?;
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
 
@@ -405,11 +520,18 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
         .collect();
     for case in &cases {
         let sample = by_id[case.prompt_id.as_str()];
-        let transcript = replayer.transcript(
-            &case.calls,
-            &case.reply,
-            case.stop_reason().expect("checked on load"),
-        );
+        let transcript = replayer
+            .conversation(
+                sample.user.as_ref(),
+                &case.turns,
+                &case.calls,
+                &case.reply,
+                case.stop_reason().expect("checked on load"),
+            )
+            .map_err(|e| {
+                let file = cases_file.as_deref().unwrap_or(Path::new(CASES_FILE));
+                anyhow!("{}:{}: field `turns`: {e}", file.display(), case.line)
+            })?;
         let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
         for (law, person) in &case.verdicts {
             let holds = !judgement.failed.contains(law);
@@ -487,24 +609,35 @@ fn passes_somehow(
     sample: &Sample,
     own_cases: &[&Case],
 ) -> Result<(), Unpassable> {
-    let mut references: Vec<(Vec<CaseCall>, String, StopReason)> = own_cases
+    type Reference = (Vec<CaseTurn>, Vec<CaseCall>, String, StopReason);
+    let mut references: Vec<Reference> = own_cases
         .iter()
         .map(|c| {
             (
+                c.turns.clone(),
                 c.calls.clone(),
                 c.reply.clone(),
                 c.stop_reason().expect("checked on load"),
             )
         })
         .collect();
+    // The sample's own reference conversation (each one read without error before).
+    if let Ok(Some(mut turns)) = reference_turns(sample) {
+        let last = turns.pop().expect("not empty");
+        references.push((turns, last.calls, last.reply, StopReason::Answered));
+    }
     references.extend(
         built_references(pack, replayer, sample)
             .into_iter()
-            .map(|r| (r.calls, r.reply, StopReason::Answered)),
+            .map(|r| (Vec::new(), r.calls, r.reply, StopReason::Answered)),
     );
     let mut closest: Option<Unpassable> = None;
-    for (calls, reply, stop) in references {
-        let transcript = replayer.transcript(&calls, &reply, stop);
+    for (turns, calls, reply, stop) in references {
+        let Ok(transcript) =
+            replayer.conversation(sample.user.as_ref(), &turns, &calls, &reply, stop)
+        else {
+            continue;
+        };
         let judgement = judge::judge_sample(&pack.laws, sample, &transcript);
         if judgement.passed {
             return Ok(());
