@@ -402,7 +402,12 @@ impl FixtureStore {
             .get(&id)
             .map(|(path, _)| (path.clone(), on_disk(path)));
         if found.is_none() {
-            let stem = slug(&route.key(&fixture.arguments).replace(['\u{1f}', '='], " "));
+            let key_text = route.key(&fixture.arguments).replace(['\u{1f}', '='], " ");
+            // A tool that takes no argument is named by itself.
+            let stem = match key_text.trim().is_empty() {
+                true => slug(&fixture.tool),
+                false => slug(&key_text),
+            };
             let stem = match fixture.after.is_empty() {
                 true => stem,
                 false => format!(
