@@ -171,6 +171,7 @@ mod tests {
             working_dir: std::env::temp_dir(),
             env: vec![],
             timeout: Duration::from_millis(timeout_ms),
+            scratch: None,
         }
     }
 
@@ -230,6 +231,7 @@ mod tests {
             working_dir: std::env::temp_dir(),
             env: vec![],
             timeout: Duration::from_secs(5),
+            scratch: None,
         };
         let big: Map<String, Value> = json!({"x": "y".repeat(1 << 20)})
             .as_object()
@@ -263,6 +265,7 @@ mod tests {
             working_dir: std::env::temp_dir(),
             env: vec![],
             timeout: Duration::from_secs(1),
+            scratch: None,
         };
         let error = tool.call(&args()).unwrap_err().to_string();
         assert!(error.contains("no-such-program"), "{error}");

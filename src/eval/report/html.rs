@@ -449,11 +449,23 @@ fn pane(side: &Side) -> String {
         ));
         for call in &round.calls {
             out.push_str(&format!(
-                "<div class=\"call\"><code>→ {}({})</code><pre class=\"result{}\">{}</pre></div>\n",
+                "<div class=\"call\"><code>→ {}({}){}</code><pre class=\"result{}\">{}</pre></div>\n",
                 escape(&call.name),
                 escape(&call.arguments),
+                match call.approved {
+                    Some(false) => " · not approved",
+                    Some(true) => " · approved",
+                    None => "",
+                },
                 if call.is_error { " error" } else { "" },
                 escape(&call.result)
+            ));
+        }
+        if let Some((on, said)) = &round.user {
+            out.push_str(&format!(
+                "<div class=\"user\"><span class=\"tag\">user, to the {}</span><pre>{}</pre></div>\n",
+                escape(on),
+                escape(said)
             ));
         }
         out.push_str("</div>\n");
@@ -553,6 +565,7 @@ svg .inconclusive .mark,svg .inconclusive .ci{fill:#bf8700;stroke:#bf8700}svg .m
 .pane h4{margin:4px 0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f8fa;padding:6px;margin:2px 0 6px;border-radius:4px}
 .call code{white-space:pre-wrap;word-break:break-all}.result{background:#eef6ff}.result.error{background:#ffebe9}
+.user pre{background:#fff8c5}
 .tag{font-size:11px;color:#57606a;text-transform:uppercase;letter-spacing:.04em}
 .law{display:inline-block;border-radius:10px;padding:0 8px;margin:1px 0;font-size:12px}
 .law.held{background:#dafbe1;color:#116329}.law.failed{background:#ffebe9;color:#a40e26;font-weight:700;outline:1px solid #cf222e}

@@ -83,6 +83,10 @@ pub struct ShownRound {
     /// The model's text, exactly as generated.
     pub text: String,
     pub calls: Vec<ShownCall>,
+    /// What the scripted user said after this round, and to what (`question`, `approval`,
+    /// `answer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,6 +97,9 @@ pub struct ShownCall {
     /// The result the model was shown.
     pub result: String,
     pub is_error: bool,
+    /// For a write: whether the user allowed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved: Option<bool>,
 }
 
 /// The pairs of every comparison the summary holds (the wording's, then the skill effect's), by
@@ -208,8 +215,13 @@ fn side(entry: &JournalEntry) -> Side {
                         arguments: call.arguments.to_string(),
                         result: call.result.clone(),
                         is_error: call.is_error,
+                        approved: call.approved,
                     })
                     .collect(),
+                user: round
+                    .user
+                    .as_ref()
+                    .map(|u| (u.on.name().to_string(), u.said.clone())),
             })
             .collect(),
         reply: transcript.reply.clone(),

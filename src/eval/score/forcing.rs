@@ -22,6 +22,9 @@ pub enum Forced {
     NoCall { opener: String },
     /// The answer after the call's result.
     Answer { text: String },
+    /// A reply that asks the user something, in a conversation: the scripted user answers it
+    /// and the loop goes on.
+    Ask { text: String },
 }
 
 /// A forced step with its score, and the lead the continuation began with.
@@ -65,7 +68,7 @@ impl Backend for Forcing<'_> {
         };
         let lead = self.family().reply_lead();
         let (scored, reply) = match &step {
-            Forced::Call { text, .. } | Forced::Answer { text } => {
+            Forced::Call { text, .. } | Forced::Answer { text } | Forced::Ask { text } => {
                 (format!("{lead}{text}"), format!("{lead}{text}"))
             }
             Forced::NoCall { opener } => (format!("{lead}{opener}"), String::new()),

@@ -28,14 +28,18 @@ pub enum StepKind {
     Answers,
     /// Opens no call, on a sample whose reference makes none.
     NoCall,
+    /// In a conversation, asks the user what the reference turn asks (a question or an
+    /// approval), before the scripted user's reply.
+    Asks,
 }
 
 impl StepKind {
-    pub const ALL: [StepKind; 4] = [
+    pub const ALL: [StepKind; 5] = [
         StepKind::Calls,
         StepKind::Arguments,
         StepKind::Answers,
         StepKind::NoCall,
+        StepKind::Asks,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +48,7 @@ impl StepKind {
             StepKind::Arguments => "passes the arguments as written",
             StepKind::Answers => "answers from the result",
             StepKind::NoCall => "does not call when not needed",
+            StepKind::Asks => "asks the user first",
         }
     }
 
@@ -53,6 +58,7 @@ impl StepKind {
             StepKind::Arguments => "arguments",
             StepKind::Answers => "answers",
             StepKind::NoCall => "no_call",
+            StepKind::Asks => "asks",
         }
     }
 }
@@ -116,7 +122,24 @@ pub fn score_sample(
         .call_format
         .unwrap_or_else(|| family.default_call_format());
     let mut steps = Vec::new();
+    let call_step = |tool: &str, arguments: &serde_json::Map<String, serde_json::Value>| {
+        let text = render_call(format, tool, arguments);
+        let name_end = text.find(tool).map_or(0, |at| at + tool.len());
+        Forced::Call { text, name_end }
+    };
+    // A conversation: every turn's calls, then its reply; each reply but the last asks.
+    for (i, turn) in reference.turns.iter().enumerate() {
+        for call in &turn.calls {
+            steps.push(call_step(&call.tool, &call.arguments));
+        }
+        let text = turn.reply.clone();
+        steps.push(match i + 1 == reference.turns.len() {
+            true => Forced::Answer { text },
+            false => Forced::Ask { text },
+        });
+    }
     match &reference.first {
+        _ if !reference.turns.is_empty() => {}
         FirstStep::NoCall => steps.push(Forced::NoCall {
             opener: format.opener().to_string(),
         }),
@@ -133,7 +156,7 @@ pub fn score_sample(
             }
         }
     }
-    let request = agent_request(
+    let mut request = agent_request(
         Some(pack),
         tree,
         registry,
@@ -141,6 +164,7 @@ pub fn score_sample(
         Vec::new(),
         sampling,
     );
+    request.user = sample.user.as_ref();
     let mut forcing = Forcing::new(backend, steps);
     let transcript = agent::run(&mut forcing, &request);
     let unscored = |why: String| Unscored {
@@ -157,13 +181,21 @@ pub fn score_sample(
     }
     // The answer is read only after a call the recordings answered: after a gap or an error
     // the model is shown something no reference answer was written for.
-    let answered = transcript.rounds.first().is_some_and(|round| {
-        !round.calls.is_empty()
-            && round
-                .calls
-                .iter()
-                .all(|c| !c.is_error && c.meta.get("gap").and_then(|g| g.as_bool()) != Some(true))
-    });
+    let answered_well = |c: &crate::harness::transcript::CallRecord| {
+        !c.is_error && c.meta.get("gap").and_then(|g| g.as_bool()) != Some(true)
+    };
+    let answered = match reference.turns.is_empty() {
+        true => transcript
+            .rounds
+            .first()
+            .is_some_and(|round| !round.calls.is_empty() && round.calls.iter().all(answered_well)),
+        // A conversation's answer is read when every call on its path was answered as
+        // recorded, and the scripted user said each reply it was written for.
+        false => {
+            transcript.calls().all(answered_well)
+                && transcript.user_turns().count() + 1 == reference.turns.len()
+        }
+    };
     let mut out = Vec::new();
     let first_arguments_known = matches!(
         reference.first,
@@ -265,5 +297,11 @@ fn step_scores(
             score.tokens.clone(),
         )],
         Forced::Answer { .. } => Vec::new(),
+        Forced::Ask { text } => vec![make(
+            StepKind::Asks,
+            false,
+            format!("{lead}{text}"),
+            score.tokens.clone(),
+        )],
     }
 }

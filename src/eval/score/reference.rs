@@ -1,6 +1,8 @@
 //! The reference steps of a sample: what a reply that does what the skill asks would write.
 //!
 //! In order of precedence:
+//! - for a conversation, the sample's own `reference_turns`: each turn's calls, then its reply
+//!   (a question the scripted user answers, or the last turn's answer);
 //! - the sample's own `reference_call` (`{"tool": …, "arguments": {…}}`, or `null` for "no call")
 //!   and `reference_answer` fields;
 //! - from the pack's laws: a `tool_not_called` law that applies makes "no call" the reference;
@@ -15,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::eval::corpus::Sample;
 use crate::eval::judge::{self, Check, Law};
-use crate::eval::law_cases::{self, Case, CaseCall, Replayer};
+use crate::eval::law_cases::{self, Case, CaseCall, CaseTurn, Replayer};
 use crate::eval::pack::Pack;
 use crate::harness::transcript::StopReason;
 
@@ -45,6 +47,9 @@ pub struct Reference {
     pub answer: Option<String>,
     /// `sample`, `laws`, or `laws and a judge case`: said in the steps file.
     pub source: &'static str,
+    /// A conversation's whole reference (`reference_turns`): every turn's calls and reply, each
+    /// scored in the state the turns before it left; empty for a single request.
+    pub turns: Vec<CaseTurn>,
 }
 
 /// The sample's reference steps; `None` when neither its fields nor the laws say what it should
@@ -55,6 +60,22 @@ pub fn reference(
     cases: &[Case],
     sample: &Sample,
 ) -> anyhow::Result<Option<Reference>> {
+    if let Some(turns) = law_cases::reference_turns(sample)? {
+        let first = match turns[0].calls.first() {
+            Some(call) => FirstStep::Call {
+                tool: call.tool.clone(),
+                arguments: call.arguments.clone(),
+                arguments_known: true,
+            },
+            None => FirstStep::NoCall,
+        };
+        return Ok(Some(Reference {
+            first,
+            answer: turns.last().map(|t| t.reply.clone()),
+            source: "sample's reference conversation",
+            turns,
+        }));
+    }
     let given = given_reference(pack, sample)?;
     let first = match &given {
         Some(first) => Some(first.clone()),
@@ -93,6 +114,7 @@ pub fn reference(
         first,
         answer,
         source,
+        turns: Vec::new(),
     }))
 }
 

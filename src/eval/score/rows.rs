@@ -120,11 +120,17 @@ pub fn compare(
         let entry = paired
             .entry((s.kind, s.sample_id.clone()))
             .or_insert_with(|| (s.category.clone(), None, None, 0));
+        // A conversation's steps of one kind (two calls, say) are one cell: the chance the
+        // sampler takes every one of them on the reference path.
+        let joint = |held: Option<(f64, f64)>| match held {
+            Some((p, l)) => Some((p * s.probability, l * s.likelihood)),
+            None => Some((s.probability, s.likelihood)),
+        };
         if s.arm == against {
-            entry.1 = Some((s.probability, s.likelihood));
+            entry.1 = joint(entry.1);
         }
         if s.arm == arm {
-            entry.2 = Some((s.probability, s.likelihood));
+            entry.2 = joint(entry.2);
         }
         entry.3 += usize::from(s.cut_by_sampler);
     }

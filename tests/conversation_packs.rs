@@ -1,0 +1,212 @@
+//! The two conversation packs as shipped. Fast tier: their laws agree with a person's labels
+//! over whole exchanges (`check`), the notes world answers each call in the state the earlier
+//! writes left (its recordings are the live program's answers, made in that state), a write
+//! waits for the user's yes, and a bad `user` script is one line naming the file, the line and
+//! the field. Full tier, on the real default model: conversations happen (the scripted user
+//! speaks, approvals are asked), and a conversation run cut short and resumed writes the
+//! uninterrupted run's transcripts.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use skilleval::eval::law_cases::{CaseCall, CaseTurn, Replayer};
+use skilleval::eval::pack::Pack;
+use skilleval::eval::record::journal;
+use skilleval::harness::conversation::Script;
+use skilleval::harness::transcript::StopReason;
+
+fn pack_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("packs").join(name)
+}
+
+fn call(tool: &str, arguments: serde_json::Value) -> CaseCall {
+    CaseCall {
+        tool: tool.into(),
+        arguments: arguments.as_object().cloned().unwrap(),
+        result: None,
+    }
+}
+
+fn script(json: &str) -> Script {
+    serde_json::from_str(json).unwrap()
+}
+
+#[test]
+fn both_packs_laws_agree_with_the_labelled_exchanges() {
+    for name in ["flights", "notes"] {
+        let out = common::cli::skilleval(&["check", "--pack", pack_dir(name).to_str().unwrap()]);
+        let said = common::cli::both(&out);
+        assert!(out.status.success(), "{name}: {said}");
+        assert!(
+            said.contains("0 disagreement(s)") && said.contains(": agree"),
+            "{name}: {said}"
+        );
+    }
+}
+
+#[test]
+fn a_list_answers_in_the_state_the_writes_before_it_left() {
+    let pack = Pack::load(pack_dir("notes").to_str().unwrap()).unwrap();
+    let replayer = Replayer::new(&pack).unwrap();
+    let always = script(r#"{"default":"Yes.","approve":"always"}"#);
+    let list = call("list_notes", serde_json::json!({}));
+    let create = call(
+        "create_note",
+        serde_json::json!({"name": "groceries", "text": "milk"}),
+    );
+    let before = replayer
+        .conversation(Some(&always), &[], &[list.clone()], "", StopReason::Answered)
+        .unwrap();
+    let after = replayer
+        .conversation(
+            Some(&always),
+            &[],
+            &[create, list.clone()],
+            "",
+            StopReason::Answered,
+        )
+        .unwrap();
+    let shown = |t: &skilleval::harness::transcript::Transcript| {
+        t.calls().last().unwrap().result.clone()
+    };
+    assert!(!shown(&before).contains("groceries"), "{}", shown(&before));
+    assert!(shown(&after).contains("groceries"), "{}", shown(&after));
+    // The other text of a create keys nothing: the same name in another wording is the same
+    // state.
+    let reworded = call(
+        "create_note",
+        serde_json::json!({"name": "Groceries", "text": "milk and eggs"}),
+    );
+    let again = replayer
+        .conversation(Some(&always), &[], &[reworded, list], "", StopReason::Answered)
+        .unwrap();
+    assert_eq!(shown(&again), shown(&after));
+}
+
+#[test]
+fn a_delete_runs_only_after_the_user_said_yes() {
+    let pack = Pack::load(pack_dir("notes").to_str().unwrap()).unwrap();
+    let replayer = Replayer::new(&pack).unwrap();
+    let confirm = script(
+        r#"{"replies":[{"on":"approval","say":"Yes, delete it."}],"default":"The note todo.","approve":"when_confirmed"}"#,
+    );
+    let delete = call("delete_note", serde_json::json!({"name": "todo"}));
+    let list = call("list_notes", serde_json::json!({}));
+    let unasked = replayer
+        .conversation(
+            Some(&confirm),
+            &[],
+            &[delete.clone(), list.clone()],
+            "",
+            StopReason::Answered,
+        )
+        .unwrap();
+    let calls: Vec<_> = unasked.calls().collect();
+    assert_eq!(calls[0].approved, Some(false));
+    assert!(calls[1].result.contains("todo"), "refused, so still there");
+    let asked = replayer
+        .conversation(
+            Some(&confirm),
+            &[CaseTurn {
+                calls: vec![],
+                reply: "Are you sure you want to delete the note todo?".into(),
+            }],
+            &[delete, list],
+            "",
+            StopReason::Answered,
+        )
+        .unwrap();
+    let calls: Vec<_> = asked.calls().collect();
+    assert_eq!(calls[0].approved, Some(true));
+    assert_eq!(calls[0].result.trim(), "Deleted the note todo.");
+    assert!(!calls[1].result.contains("todo"), "{}", calls[1].result);
+}
+
+#[test]
+fn a_bad_user_script_is_one_line_naming_the_file_line_and_field() {
+    for (bad, field) in [
+        (r#""user": {"default": "x", "approve": "maybe"}"#, "user"),
+        (r#""user": {"replies": [{"on": "question", "say": " "}]}"#, "user.replies[0].say"),
+        (r#""user": {"default": "x", "turns": 0}"#, "user.turns"),
+        (r#""user": {"default": "x", "say": "y"}"#, "user"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        common::files::copy_dir(&pack_dir("flights"), dir.path());
+        let corpus = dir.path().join("corpus.jsonl");
+        let text = std::fs::read_to_string(&corpus).unwrap();
+        let first_user = text.find(r#""user": {"#).unwrap();
+        let end = text[first_user..].find("}, \"reference_turns\"").unwrap() + first_user + 1;
+        let edited = format!("{}{bad}{}", &text[..first_user], &text[end..]);
+        std::fs::write(&corpus, edited).unwrap();
+        let out = common::cli::skilleval(&["check", "--pack", dir.path().to_str().unwrap()]);
+        let said = common::cli::both(&out);
+        assert!(!out.status.success(), "{bad}: {said}");
+        let line = said.lines().find(|l| l.contains("error")).unwrap_or(&said);
+        assert!(
+            line.contains("corpus.jsonl:1") && line.contains(&format!("`{field}")),
+            "{bad}: {said}"
+        );
+    }
+}
+
+/// The transcripts, user turns included, of a run's units in key order.
+fn units_of(folder: &Path) -> Vec<(String, String, u32, String)> {
+    let dir = std::fs::read_dir(folder).unwrap().flatten().next().unwrap();
+    let mut units: Vec<_> = journal::read(&dir.path().join("journal.jsonl"))
+        .unwrap()
+        .into_iter()
+        .map(|e| {
+            let shown = serde_json::to_string(&e.transcript.rounds).unwrap();
+            (e.sample_id, format!("{:?}", e.arm), e.repeat, shown)
+        })
+        .collect();
+    units.sort();
+    units
+}
+
+/// On the real model a flights conversation is interrupted after its first samples and resumed:
+/// the resumed run's transcripts, every user turn in them, are the uninterrupted run's. And the
+/// conversations are real: the model asks and the scripted user answers in some of them.
+#[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
+fn a_conversation_run_cut_short_and_resumed_equals_the_uninterrupted_run() {
+    let output = tempfile::tempdir().unwrap();
+    let pack = pack_dir("flights");
+    let run = |folder: &Path, limit: &str, resume: Option<&str>| {
+        let mut args = vec![
+            "run",
+            "--pack",
+            pack.to_str().unwrap(),
+            "--category",
+            "missing_number",
+            "--limit",
+            limit,
+            "--repeats",
+            "1",
+            "--parallel",
+            "1",
+            "--output",
+            folder.to_str().unwrap(),
+        ];
+        if let Some(id) = resume {
+            args.extend(["--resume", id]);
+        }
+        let out = common::cli::skilleval(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", common::cli::both(&out));
+    };
+    let (whole, cut) = (output.path().join("whole"), output.path().join("cut"));
+    run(&whole, "6", None);
+    run(&cut, "2", None);
+    let id = std::fs::read_dir(&cut).unwrap().flatten().next().unwrap();
+    let id = id.file_name().to_string_lossy().to_string();
+    let before = units_of(&cut).len();
+    run(&cut, "6", Some(&id));
+    let (whole, cut) = (units_of(&whole), units_of(&cut));
+    assert!(cut.len() > before, "the resume ran nothing");
+    assert_eq!(whole, cut);
+    assert!(
+        whole.iter().any(|(_, _, _, shown)| shown.contains("\"user\":")),
+        "no unit had the scripted user speak"
+    );
+}
