@@ -17,7 +17,9 @@ use skilleval::harness::conversation::Script;
 use skilleval::harness::transcript::StopReason;
 
 fn pack_dir(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("packs").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("packs")
+        .join(name)
 }
 
 fn call(tool: &str, arguments: serde_json::Value) -> CaseCall {
@@ -56,7 +58,13 @@ fn a_list_answers_in_the_state_the_writes_before_it_left() {
         serde_json::json!({"name": "groceries", "text": "milk"}),
     );
     let before = replayer
-        .conversation(Some(&always), &[], &[list.clone()], "", StopReason::Answered)
+        .conversation(
+            Some(&always),
+            &[],
+            &[list.clone()],
+            "",
+            StopReason::Answered,
+        )
         .unwrap();
     let after = replayer
         .conversation(
@@ -67,9 +75,8 @@ fn a_list_answers_in_the_state_the_writes_before_it_left() {
             StopReason::Answered,
         )
         .unwrap();
-    let shown = |t: &skilleval::harness::transcript::Transcript| {
-        t.calls().last().unwrap().result.clone()
-    };
+    let shown =
+        |t: &skilleval::harness::transcript::Transcript| t.calls().last().unwrap().result.clone();
     assert!(!shown(&before).contains("groceries"), "{}", shown(&before));
     assert!(shown(&after).contains("groceries"), "{}", shown(&after));
     // The other text of a create keys nothing: the same name in another wording is the same
@@ -79,7 +86,13 @@ fn a_list_answers_in_the_state_the_writes_before_it_left() {
         serde_json::json!({"name": "Groceries", "text": "milk and eggs"}),
     );
     let again = replayer
-        .conversation(Some(&always), &[], &[reworded, list], "", StopReason::Answered)
+        .conversation(
+            Some(&always),
+            &[],
+            &[reworded, list],
+            "",
+            StopReason::Answered,
+        )
         .unwrap();
     assert_eq!(shown(&again), shown(&after));
 }
@@ -127,7 +140,10 @@ fn a_delete_runs_only_after_the_user_said_yes() {
 fn a_bad_user_script_is_one_line_naming_the_file_line_and_field() {
     for (bad, field) in [
         (r#""user": {"default": "x", "approve": "maybe"}"#, "user"),
-        (r#""user": {"replies": [{"on": "question", "say": " "}]}"#, "user.replies[0].say"),
+        (
+            r#""user": {"replies": [{"on": "question", "say": " "}]}"#,
+            "user.replies[0].say",
+        ),
         (r#""user": {"default": "x", "turns": 0}"#, "user.turns"),
         (r#""user": {"default": "x", "say": "y"}"#, "user"),
     ] {
@@ -206,7 +222,9 @@ fn a_conversation_run_cut_short_and_resumed_equals_the_uninterrupted_run() {
     assert!(cut.len() > before, "the resume ran nothing");
     assert_eq!(whole, cut);
     assert!(
-        whole.iter().any(|(_, _, _, shown)| shown.contains("\"user\":")),
+        whole
+            .iter()
+            .any(|(_, _, _, shown)| shown.contains("\"user\":")),
         "no unit had the scripted user speak"
     );
 }

@@ -27,7 +27,14 @@ fn doctor_outside_the_checkout_checks_the_shipped_packs_and_needs_no_packs_folde
         !said.contains("No such file or directory (os error 2)\npack"),
         "{said}"
     );
-    for pack in ["builds", "routing", "timetable", "weather"] {
+    for pack in [
+        "builds",
+        "flights",
+        "notes",
+        "routing",
+        "timetable",
+        "weather",
+    ] {
         assert!(
             said.lines()
                 .any(|l| l.starts_with(&format!("pack {pack}")) && l.contains(" ok: skill ")),

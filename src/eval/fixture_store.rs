@@ -170,7 +170,8 @@ pub fn after_digest(routes: &BTreeMap<String, Route>, after: &[PriorWrite]) -> S
             serde_json::json!([w.tool, key])
         })
         .collect();
-    crate::eval::digest::sha256_hex(Value::Array(canonical).to_string().as_bytes())[..12].to_string()
+    crate::eval::digest::sha256_hex(Value::Array(canonical).to_string().as_bytes())[..12]
+        .to_string()
 }
 
 /// File name stem for a new recording: its key values folded, made a file name by the
@@ -394,9 +395,9 @@ impl FixtureStore {
         let on_disk = |path: &Path| -> Option<Fixture> {
             let text = crate::base::input::read_input_to_string(path).ok()?;
             let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            serde_json::from_str::<Fixture>(text)
-                .ok()
-                .filter(|f| f.tool == fixture.tool && self.key_after(route, &f.arguments, &f.after) == key)
+            serde_json::from_str::<Fixture>(text).ok().filter(|f| {
+                f.tool == fixture.tool && self.key_after(route, &f.arguments, &f.after) == key
+            })
         };
         let mut found: Option<(PathBuf, Option<Fixture>)> = entries
             .get(&id)

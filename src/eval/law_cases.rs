@@ -34,9 +34,9 @@ use super::judge::{self, Check};
 use super::pack::Pack;
 use super::replay::{self, LiveServices, RecordMode};
 use crate::harness::backend::{FinishReason, GenMetrics};
+use crate::harness::conversation::{self, Script, ScriptedUser};
 use crate::harness::spill::{LongOutput, SpillFiles};
 use crate::harness::toolcall::coerce::coerce_call_arguments;
-use crate::harness::conversation::{self, Script, ScriptedUser};
 use crate::harness::tools::{Effect, PriorWrite, Registry, ToolOutput};
 use crate::harness::transcript::{CallRecord, Round, RunMetrics, StopReason, Transcript};
 

@@ -71,14 +71,21 @@ mod tests {
 
     #[test]
     fn a_scratch_folder_copies_the_world_and_goes_when_dropped() {
-        let world = std::env::temp_dir().join(format!("skilleval-world-test-{}", std::process::id()));
+        let world =
+            std::env::temp_dir().join(format!("skilleval-world-test-{}", std::process::id()));
         std::fs::create_dir_all(world.join("sub")).unwrap();
         std::fs::write(world.join("sub/a.txt"), "hello").unwrap();
         let scratch = Scratch::new(Some(&world)).unwrap();
         let kept = scratch.path().to_path_buf();
-        assert_eq!(std::fs::read_to_string(kept.join("sub/a.txt")).unwrap(), "hello");
+        assert_eq!(
+            std::fs::read_to_string(kept.join("sub/a.txt")).unwrap(),
+            "hello"
+        );
         std::fs::write(kept.join("b.txt"), "x").unwrap();
-        assert!(!world.join("b.txt").exists(), "the world itself is never written");
+        assert!(
+            !world.join("b.txt").exists(),
+            "the world itself is never written"
+        );
         drop(scratch);
         assert!(!kept.exists());
         std::fs::remove_dir_all(&world).unwrap();

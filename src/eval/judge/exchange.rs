@@ -39,12 +39,14 @@ impl CompiledCheck {
     }
 
     pub(super) fn confirms_before_call(tool: String) -> CompiledCheck {
-        Self::new(move |on| match first_call_round(on.transcript, Some(&tool)) {
-            None => true,
-            Some(first) => asked_before(on.transcript, Some(first), |act| {
-                act == crate::harness::conversation::Act::Approval
-            }),
-        })
+        Self::new(
+            move |on| match first_call_round(on.transcript, Some(&tool)) {
+                None => true,
+                Some(first) => asked_before(on.transcript, Some(first), |act| {
+                    act == crate::harness::conversation::Act::Approval
+                }),
+            },
+        )
     }
 
     pub(super) fn no_unapproved_write() -> CompiledCheck {

@@ -445,7 +445,9 @@ fn compile(check: &Check) -> Result<CompiledCheck, String> {
             non_empty("tool", tool)?;
             non_empty("after", after)?;
             if tool == after {
-                return Err("`tool` and `after` name one tool; name the call that should follow".into());
+                return Err(
+                    "`tool` and `after` name one tool; name the call that should follow".into(),
+                );
             }
             Ok(CompiledCheck::calls_after(tool.clone(), after.clone()))
         }

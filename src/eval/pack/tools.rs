@@ -71,7 +71,6 @@ pub struct ToolSpec {
     pub world: Option<PathBuf>,
 }
 
-
 impl ToolSpec {
     /// The tool's argument schema: a typed tool's own, else the pack's `parameters`.
     pub(super) fn schema(&self) -> Option<serde_json::Value> {
@@ -255,7 +254,11 @@ fn check_recordings(t: &ToolSpec, i: usize, at: &str) -> anyhow::Result<()> {
     // A tool that takes no argument has one answer in each state: nothing keys it.
     let takes_none = t
         .schema()
-        .and_then(|s| s.get("properties").and_then(|p| p.as_object()).map(|p| p.is_empty()))
+        .and_then(|s| {
+            s.get("properties")
+                .and_then(|p| p.as_object())
+                .map(|p| p.is_empty())
+        })
         .unwrap_or(false);
     if t.key_arguments.is_empty() && !takes_none {
         bail!("{at}: field `tools[{i}].key_arguments` is empty");
