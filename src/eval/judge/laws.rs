@@ -180,7 +180,7 @@ pub enum Check {
         tool: Option<String>,
     },
     /// The model asked for approval, and the user replied, before its first call to `tool`
-    /// (a refused call counts); holds when `tool` is never called.
+    /// (a refused call counts); with no such call, it asked for approval at all.
     ConfirmsBeforeCall {
         tool: String,
     },

@@ -794,3 +794,22 @@ from_result_pattern = "^Notes: ([a-z]+)""#;
         assert!(!holds(after, &before));
     }
 }
+
+mod confirmation_without_a_call {
+    use super::*;
+
+    /// Doing nothing confirms nothing: a run that never deletes and never asks fails the law
+    /// (a control arm without the skill would otherwise pass it every time).
+    #[test]
+    fn a_run_that_neither_asks_nor_deletes_has_not_confirmed() {
+        let law: Law = toml::from_str::<toml::Value>(
+            "name = \"c\"\nkind = \"confirms_before_call\"\ntool = \"delete_note\"",
+        )
+        .unwrap()
+        .try_into()
+        .unwrap();
+        let sample = serde_json::Map::new();
+        let t = transcript(vec![], "Okay.");
+        assert!(!judge(&[law], "c", &sample, "Delete todo", &t).passed);
+    }
+}
