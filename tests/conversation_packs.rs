@@ -145,7 +145,23 @@ fn a_bad_user_script_is_one_line_naming_the_file_line_and_field() {
             "user.replies[0].say",
         ),
         (r#""user": {"default": "x", "turns": 0}"#, "user.turns"),
-        (r#""user": {"default": "x", "say": "y"}"#, "user"),
+        (r#""user": {"default": "x", "say": "y"}"#, "user.say"),
+        (
+            r#""user": [[{"on": "approval", "say": "Yes"}], "x", 2, "never"]"#,
+            "user",
+        ),
+        (
+            r#""user": {"default": "x", "approve": {"always": null}}"#,
+            "user.approve",
+        ),
+        (
+            r#""user": {"replies": [{"on": "question", "say": 5}]}"#,
+            "user.replies[0].say",
+        ),
+        (
+            r#""user": {"replies": [["question", "It's BA117."]]}"#,
+            "user.replies[0]",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         common::files::copy_dir(&pack_dir("flights"), dir.path());
@@ -227,4 +243,62 @@ fn a_conversation_run_cut_short_and_resumed_equals_the_uninterrupted_run() {
             .any(|(_, _, _, shown)| shown.contains("\"user\":")),
         "no unit had the scripted user speak"
     );
+}
+
+/// The notes pack copied, `edit` applied to the copy's folder; what `check` says, and its code.
+fn check_edited(edit: impl Fn(&Path)) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    common::files::copy_dir(&pack_dir("notes"), dir.path());
+    edit(dir.path());
+    let out = common::cli::skilleval(&["check", "--pack", dir.path().to_str().unwrap()]);
+    (out.status.success(), common::cli::both(&out))
+}
+
+fn replace_in(file: &Path, old: &str, new: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    assert!(text.contains(old), "{old:?} not in {}", file.display());
+    std::fs::write(file, text.replacen(old, new, 1)).unwrap();
+}
+
+/// Found accepted by a hostile sweep: a world outside the pack, missing or a file, a world in a
+/// pack that never writes, and a recording made after a read. Each is now one line that
+/// names the file and the field.
+#[test]
+fn a_world_or_a_recorded_state_that_cannot_be_is_refused_by_name() {
+    let toml = |dir: &Path| dir.join("pack.toml");
+    for (world, said) in [
+        ("../outside", "tools[0].world"),
+        ("/etc", "tools[0].world"),
+        ("nowhere", "tools[0].world"),
+        ("tools/notes.py", "tools[0].world"),
+    ] {
+        let (ok, out) = check_edited(|dir| {
+            replace_in(
+                &toml(dir),
+                "world = \"world\"",
+                &format!("world = \"{world}\""),
+            )
+        });
+        assert!(
+            !ok && out.contains("pack.toml:") && out.contains(said),
+            "{world}: {out}"
+        );
+    }
+    let (ok, out) = check_edited(|dir| {
+        let text = std::fs::read_to_string(toml(dir)).unwrap();
+        std::fs::write(toml(dir), text.replace("effect = \"write\"\n", "")).unwrap();
+    });
+    assert!(
+        !ok && out.contains("world") && out.contains("effect"),
+        "{out}"
+    );
+    let (ok, out) = check_edited(|dir| {
+        let after = dir.join("fixtures/list_notes/list-notes-after-0b9316cb.json");
+        replace_in(
+            &after,
+            "\"tool\": \"create_note\"",
+            "\"tool\": \"list_notes\"",
+        );
+    });
+    assert!(!ok && out.contains("after[0].tool"), "{out}");
 }

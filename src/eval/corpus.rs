@@ -100,12 +100,7 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
         };
         let user = match fields.get("user") {
             None | Some(Value::Null) => None,
-            Some(value) => {
-                let script: Script = serde_json::from_value(value.clone())
-                    .map_err(|e| anyhow!("{at}: field `user`: {e}"))?;
-                script.check().map_err(|e| anyhow!("{at}: {e}"))?;
-                Some(script)
-            }
+            Some(value) => Some(Script::from_value(value).map_err(|e| anyhow!("{at}: {e}"))?),
         };
         samples.push(Sample {
             id,

@@ -89,6 +89,49 @@ pub fn reference_turns(sample: &Sample) -> anyhow::Result<Option<Vec<CaseTurn>>>
     Ok(Some(turns))
 }
 
+/// A sample's `reference_turns` as a run could take them: each call to a tool the model is
+/// offered, and each earlier turn a question the sample's scripted user answers.
+fn check_reference_turns(pack: &Pack, replayer: &Replayer, sample: &Sample) -> anyhow::Result<()> {
+    let Some(turns) = reference_turns(sample)? else {
+        return Ok(());
+    };
+    let at = format!(
+        "{}:{}: field `{TURNS_FIELD}`",
+        pack.corpus_path.display(),
+        sample.line
+    );
+    for (i, turn) in turns.iter().enumerate() {
+        for call in &turn.calls {
+            let offered = pack.tools.iter().any(|t| t.name == call.tool)
+                || crate::harness::builtins::BUILT_IN_TOOLS.contains(&call.tool.as_str());
+            if !offered {
+                bail!(
+                    "{at}: turn {}: {:?} is no tool of the pack",
+                    i + 1,
+                    call.tool
+                );
+            }
+        }
+    }
+    if turns.len() > 1 && sample.user.is_none() {
+        bail!(
+            "{at}: {} turns, but the sample has no `user` to answer the earlier ones",
+            turns.len()
+        );
+    }
+    let (last, earlier) = turns.split_last().expect("not empty");
+    replayer
+        .conversation(
+            sample.user.as_ref(),
+            earlier,
+            &last.calls,
+            &last.reply,
+            StopReason::Answered,
+        )
+        .map(drop)
+        .map_err(|e| anyhow!("{at}: {e}"))
+}
+
 /// One hand-labelled reply.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -231,7 +274,15 @@ impl Replayer {
         user: Option<&ScriptedUser>,
     ) -> CallRecord {
         let mut record = CallRecord::unanswered(&call.tool, &call.arguments);
+        // A write the user has not approved is refused, whatever result the case gives it.
+        let refused = self.registry.get(&call.tool).and_then(|tool| {
+            let user = user.filter(|_| tool.effect == Effect::Write)?;
+            record.approved = Some(user.approves_write());
+            (!user.approves_write())
+                .then(|| ToolOutput::error(conversation::refusal_text(&call.tool, user.approval())))
+        });
         let output = match (&call.result, self.registry.get(&call.tool)) {
+            _ if refused.is_some() => refused.expect("checked"),
             (Some(result), _) => ToolOutput::ok(result.clone()),
             (None, None) => ToolOutput::error(format!("There is no tool named {:?}.", call.tool)),
             (None, Some(tool)) => {
@@ -502,10 +553,10 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
         Some(path) => load_cases(path, pack, &samples)?,
         None => Vec::new(),
     };
-    for sample in &samples {
-        reference_turns(sample)?;
-    }
     let replayer = Replayer::recording(pack, mode)?;
+    for sample in &samples {
+        check_reference_turns(pack, &replayer, sample)?;
+    }
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
 
     let mut disagreements = Vec::new();

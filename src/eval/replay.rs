@@ -245,6 +245,21 @@ pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureSto
         RecordMode::Gaps | RecordMode::All => FixtureStore::load_to_record(pack.routes())?,
     };
     for (file, fixture) in store.entries() {
+        // Only a write changes the state a recording was made in.
+        for (i, write) in fixture.after.iter().enumerate() {
+            let writes = pack
+                .tools
+                .iter()
+                .any(|t| t.name == write.tool && t.effect == Effect::Write);
+            if !writes {
+                bail!(
+                    "{}: field `after[{i}].tool`: {:?} is no tool of pack {} with `effect = \"write\"`; only a write changes the state a recording was made in",
+                    file.display(),
+                    write.tool,
+                    pack.name
+                );
+            }
+        }
         let kind = pack.tools.iter().find(|t| t.name == fixture.tool);
         // A stub answers nothing, so its empty body is not held to the tool's shape.
         if !fixture.stub && kind.is_some_and(|t| t.kind == weather::TOOL_NAME) {

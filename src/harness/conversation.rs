@@ -123,6 +123,69 @@ fn default_turns() -> u32 {
 pub const MAX_TURNS: u32 = 8;
 
 impl Script {
+    /// A script from a sample's `user` value, every key checked by name: serde alone would
+    /// take a list for the object, a map for `approve`, and name no key of a wrong type.
+    pub fn from_value(value: &serde_json::Value) -> Result<Script, String> {
+        use serde_json::Value;
+        let Value::Object(user) = value else {
+            return Err("field `user` must be an object: {\"replies\": […], \"default\": …, \"turns\": N, \"approve\": …}".into());
+        };
+        for (key, value) in user {
+            let fits = match key.as_str() {
+                "replies" => value.is_array(),
+                "default" => value.is_string() || value.is_null(),
+                "turns" => value.is_u64(),
+                "approve" => value.is_string(),
+                _ => {
+                    return Err(format!(
+                        "field `user.{key}` is unknown (known: replies, default, turns, approve)"
+                    ))
+                }
+            };
+            if !fits {
+                let wanted: String = match key.as_str() {
+                    "replies" => "a list of {\"on\": …, \"say\": …}".into(),
+                    "turns" => format!("a whole number from 1 to {MAX_TURNS}"),
+                    "approve" => "\"always\", \"never\" or \"when_confirmed\"".into(),
+                    _ => "a string".into(),
+                };
+                return Err(format!("field `user.{key}` must be {wanted}, not {value}"));
+            }
+        }
+        for (i, reply) in user
+            .get("replies")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let Value::Object(reply) = reply else {
+                return Err(format!(
+                    "field `user.replies[{i}]` must be an object {{\"on\": …, \"say\": …}}"
+                ));
+            };
+            for (key, value) in reply {
+                let fits = match key.as_str() {
+                    "on" | "say" => value.is_string(),
+                    _ => {
+                        return Err(format!(
+                            "field `user.replies[{i}].{key}` is unknown (known: on, say)"
+                        ))
+                    }
+                };
+                if !fits {
+                    return Err(format!(
+                        "field `user.replies[{i}].{key}` must be a string, not {value}"
+                    ));
+                }
+            }
+        }
+        let script: Script =
+            serde_json::from_value(value.clone()).map_err(|e| format!("field `user`: {e}"))?;
+        script.check()?;
+        Ok(script)
+    }
+
     /// The script's own mistakes, said plainly: each names the key.
     pub fn check(&self) -> Result<(), String> {
         if self.turns == 0 || self.turns > MAX_TURNS {

@@ -83,6 +83,7 @@ pub type Executor = Arc<dyn Fn(&Map<String, Value>) -> ToolOutput + Send + Sync>
 
 /// A write that ran earlier in the same conversation: what a tool with state answers from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PriorWrite {
     pub tool: String,
     pub arguments: Map<String, Value>,

@@ -57,6 +57,12 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
         } else if kind.is_dir() {
             std::fs::create_dir(&target)?;
             copy_tree(&entry.path(), &target)?;
+        } else if !kind.is_file() {
+            // A FIFO or a device would block the copy, or copy what this machine holds.
+            bail!(
+                "{}: only files and folders belong in a tool's world",
+                entry.path().display()
+            );
         } else {
             std::fs::copy(entry.path(), &target)
                 .map_err(|e| anyhow!("{}: cannot copy: {e}", entry.path().display()))?;
@@ -88,6 +94,18 @@ mod tests {
         );
         drop(scratch);
         assert!(!kept.exists());
+        // A FIFO would block the copy: it is refused, and the half-made folder goes too.
+        let fifo = world.join("pipe.txt");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let refused = Scratch::new(Some(&world)).err().expect("a FIFO is refused");
+        assert!(
+            refused.to_string().contains("only files and folders"),
+            "{refused}"
+        );
         std::fs::remove_dir_all(&world).unwrap();
     }
 }

@@ -169,6 +169,7 @@ impl Pack {
         let sampling = sampling(raw.sampling.as_ref(), &source)?;
         let budgets = budgets(raw.budgets.as_ref(), &source)?;
         check_constrained_calls(raw.constrained_calls, raw.call_format, &source)?;
+        check_worlds(&tools, &dir, &source)?;
         place_tools(&mut tools, &dir);
         check_skill_name(&raw.skill, &source)?;
         Ok(Pack {
@@ -441,6 +442,42 @@ fn check_constrained_calls(
 }
 
 /// A tool's fixtures and a program's working folder, from the pack's folder.
+/// A tool's `world` is a folder inside the pack's own, in a pack with a write: elsewhere its
+/// state would never change, and a world outside the pack would make recordings of whatever
+/// that folder holds on this machine.
+fn check_worlds(tools: &[ToolSpec], dir: &Path, source: &Source) -> anyhow::Result<()> {
+    let lines = array_table_lines(source.text, "tools", tools.len());
+    let writes = tools
+        .iter()
+        .any(|t| t.effect == crate::harness::tools::Effect::Write);
+    for (i, t) in tools.iter().enumerate() {
+        let Some(world) = &t.world else { continue };
+        let at = at_line(&source.shown, lines.get(i));
+        let field = format!("{at}: field `tools[{i}].world`");
+        if !writes {
+            bail!("{field}: no tool of this pack has `effect = \"write\"`, so its state never changes; drop `world`, or mark the tool that writes");
+        }
+        let inside = !world.as_os_str().is_empty()
+            && world.is_relative()
+            && world.components().all(|c| {
+                matches!(
+                    c,
+                    std::path::Component::Normal(_) | std::path::Component::CurDir
+                )
+            });
+        if !inside {
+            bail!("{field}: {:?} is not a folder inside the pack's own: give a relative path without `..`", world.display().to_string());
+        }
+        let placed = dir.join(world);
+        match std::fs::symlink_metadata(&placed) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => bail!("{field}: {} is not a folder", placed.display()),
+            Err(e) => bail!("{field}: {}: {e}", placed.display()),
+        }
+    }
+    Ok(())
+}
+
 fn place_tools(tools: &mut [ToolSpec], dir: &Path) {
     for t in tools {
         t.fixtures = t.fixtures.as_ref().map(|f| dir.join(f));

@@ -149,6 +149,9 @@ pub(super) fn check_tool(t: &ToolSpec, i: usize, at: &str) -> anyhow::Result<()>
         bail!("{at}: field `tools[{i}].group`: only a deferred tool is listed under a group; add `defer = true` or drop `group`");
     }
     check_kind(t, i, at)?;
+    if t.effect == Effect::Write && crate::tools::is_typed_tool(&t.kind) {
+        bail!("{at}: field `tools[{i}].effect`: {} only reads; `write` is for a pack's own tool (command, mcp or recorded)", t.kind);
+    }
     if crate::tools::computed(&t.kind).is_some() {
         if t.fixtures.is_some() || !t.key_arguments.is_empty() {
             bail!("{at}: field `tools[{i}].fixtures`: {} is computed, it answers every call itself; drop `fixtures` and `key_arguments`", t.kind);
