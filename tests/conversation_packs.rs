@@ -61,7 +61,7 @@ fn a_list_answers_in_the_state_the_writes_before_it_left() {
         .conversation(
             Some(&always),
             &[],
-            &[list.clone()],
+            std::slice::from_ref(&list),
             "",
             StopReason::Answered,
         )
