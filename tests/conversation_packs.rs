@@ -301,4 +301,8 @@ fn a_world_or_a_recorded_state_that_cannot_be_is_refused_by_name() {
         );
     });
     assert!(!ok && out.contains("after[0].tool"), "{out}");
+    let (ok, out) = check_edited(|dir| {
+        replace_in(&toml(dir), "after = \"create_note\"", "after = \"shred_note\"")
+    });
+    assert!(!ok && out.contains(".after`") && out.contains("shred_note"), "{out}");
 }

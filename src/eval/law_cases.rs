@@ -92,7 +92,9 @@ pub fn reference_turns(sample: &Sample) -> anyhow::Result<Option<Vec<CaseTurn>>>
 /// A sample's `reference_turns` as a run could take them: each call to a tool the model is
 /// offered, and each earlier turn a question the sample's scripted user answers.
 fn check_reference_turns(pack: &Pack, replayer: &Replayer, sample: &Sample) -> anyhow::Result<()> {
-    let Some(turns) = reference_turns(sample)? else {
+    let Some(turns) =
+        reference_turns(sample).map_err(|e| anyhow!("{}: {e}", pack.corpus_path.display()))?
+    else {
         return Ok(());
     };
     let at = format!(

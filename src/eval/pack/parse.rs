@@ -327,6 +327,14 @@ fn check_law_tool(
     tools: &[ToolSpec],
     spills: bool,
 ) -> anyhow::Result<()> {
+    if let crate::eval::judge::Check::CallsAfter { after, .. } = law.check() {
+        if !tools.iter().any(|t| &t.name == after) && !BUILT_IN_TOOLS.contains(&after.as_str()) {
+            bail!(
+                "{at}: field `laws[{i}].after`: law `{}`: tool {after:?} is not in the pack's `tools`",
+                law.name
+            );
+        }
+    }
     let Some(tool) = law.check().tool() else {
         return Ok(());
     };
