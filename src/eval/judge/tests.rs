@@ -621,35 +621,30 @@ mod exchange {
     use super::*;
     use crate::harness::conversation::{Act, UserTurn};
 
-    fn said(on: Act, text: &str) -> Round {
+    fn round(text: &str, calls: Vec<CallRecord>, user: Option<UserTurn>) -> Round {
         Round {
             raw: text.into(),
             finish: FinishReason::Eos,
             metrics: GenMetrics::default(),
-            calls: vec![],
+            calls,
             prose: text.into(),
             repairs: vec![],
             problems: vec![],
             reask: None,
-            user: Some(UserTurn {
-                on,
-                said: "BA117".into(),
-            }),
+            user,
         }
     }
 
+    fn said(on: Act, text: &str) -> Round {
+        let user = UserTurn {
+            on,
+            said: "BA117".into(),
+        };
+        round(text, vec![], Some(user))
+    }
+
     fn calling(calls: Vec<CallRecord>) -> Round {
-        Round {
-            raw: String::new(),
-            finish: FinishReason::Eos,
-            metrics: GenMetrics::default(),
-            calls,
-            prose: String::new(),
-            repairs: vec![],
-            problems: vec![],
-            reask: None,
-            user: None,
-        }
+        round("", calls, None)
     }
 
     fn exchange(rounds: Vec<Round>, reply: &str) -> Transcript {
