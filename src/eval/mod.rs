@@ -16,6 +16,7 @@ pub mod plan;
 pub mod record;
 pub mod rejudge;
 pub mod replay;
+pub mod replayer;
 pub mod report;
 pub mod request;
 pub mod reuse;

@@ -259,4 +259,6 @@ pub fn failed_before_any_answer(
 }
 
 #[cfg(test)]
+mod exchange_tests;
+#[cfg(test)]
 mod tests;
