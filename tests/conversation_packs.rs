@@ -319,3 +319,79 @@ fn a_world_or_a_recorded_state_that_cannot_be_is_refused_by_name() {
         "{out}"
     );
 }
+
+/// The score of a conversation's question step against the rate it is the expectation of.
+/// Truth: the sampled run `skilleval run --pack packs/flights --variant packs/flights/variants
+/// --repeats 6` (tests/data/journals/flights-first-replies.jsonl: the first reply of each of its
+/// 480 missing_number units, which the scorer never reads). Per (sample, arm), the share of
+/// repeats whose first reply was the reference question against its scored probability. The file
+/// holds the pack's wording of today: a change to the skill or its variants needs a new run.
+#[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
+fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
+    use skilleval::eval::runner::{self, RunOptions};
+    use skilleval::eval::score;
+    use skilleval::eval::score::measure::StepKind;
+    use skilleval::eval::score::rows::DEFAULT_MARGIN;
+    let out = tempfile::tempdir().unwrap();
+    let pack = Pack::load(pack_dir("flights").to_str().unwrap()).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.variants = ["reworded.md", "skips-the-question.md"]
+        .iter()
+        .map(|v| pack_dir("flights").join("variants").join(v))
+        .collect();
+    opts.categories = vec!["missing_number".into()];
+    opts.repeats = 1;
+    opts.control = true;
+    opts.output_root = out.path().to_path_buf();
+    let prepared = runner::prepare(&opts).unwrap();
+    let references = score::references(&prepared).unwrap();
+    let mut backend = common::model::backend();
+    let (_, steps) =
+        score::score(&mut *backend, &prepared, &references, DEFAULT_MARGIN, false).unwrap();
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/journals/flights-first-replies.jsonl"),
+    )
+    .unwrap();
+    let mut observed: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
+    for line in text.lines() {
+        let unit: serde_json::Value = serde_json::from_str(line).unwrap();
+        let asked = !unit["first_round_called"].as_bool().unwrap()
+            && unit["first_reply"].as_str().unwrap().trim() == "What is your flight number?";
+        let arm = unit["arm"].to_string();
+        let entry = observed
+            .entry((unit["sample_id"].as_str().unwrap().to_string(), arm))
+            .or_default();
+        entry.0 += f64::from(u8::from(asked));
+        entry.1 += 1.0;
+    }
+    let pairs: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Asks)
+        .filter_map(|s| {
+            let arm = serde_json::to_value(s.arm).unwrap().to_string();
+            observed
+                .get(&(s.sample_id.clone(), arm))
+                .map(|(asked, repeats)| (s.probability, asked / repeats))
+        })
+        .collect();
+    assert_eq!(pairs.len(), 80, "20 samples in four arms");
+    let n = pairs.len() as f64;
+    let (mx, my) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let (vx, vy): (f64, f64) = (
+        pairs.iter().map(|p| (p.0 - mx).powi(2)).sum(),
+        pairs.iter().map(|p| (p.1 - my).powi(2)).sum(),
+    );
+    let corr = cov / (vx * vy).sqrt();
+    eprintln!("asks: mean scored {mx:.3}, sampled {my:.3}, correlation {corr:.3}");
+    assert!(
+        (mx - my).abs() < 0.05,
+        "scored {mx:.3} against sampled {my:.3}"
+    );
+    assert!(corr > 0.6, "correlation {corr:.3}");
+}
