@@ -76,44 +76,35 @@ impl Replayer {
         user: Option<&ScriptedUser>,
     ) -> CallRecord {
         let mut record = CallRecord::unanswered(&call.tool, &call.arguments);
-        // A write the user has not approved is refused, whatever result the case gives it.
-        let refused = self.registry.get(&call.tool).and_then(|tool| {
-            let user = user.filter(|_| tool.effect == Effect::Write)?;
-            record.approved = Some(user.approves_write());
-            (!user.approves_write())
-                .then(|| ToolOutput::error(conversation::refusal_text(&call.tool, user.approval())))
-        });
-        let output = match (&call.result, self.registry.get(&call.tool)) {
-            _ if refused.is_some() => refused.expect("checked"),
-            (Some(result), _) => ToolOutput::ok(result.clone()),
-            (None, None) => ToolOutput::error(format!("There is no tool named {:?}.", call.tool)),
-            (None, Some(tool)) => {
+        let tool = self.registry.get(&call.tool);
+        // A write is held to the user's approval, whatever result the case gives it; with no
+        // user every write runs, as in a run.
+        let approved = tool
+            .filter(|t| t.effect == Effect::Write)
+            .map(|_| user.is_none_or(|u| u.approves_write()));
+        record.approved = approved;
+        let output = match (&call.result, tool, user) {
+            (_, _, Some(user)) if approved == Some(false) => {
+                ToolOutput::error(conversation::refusal_text(&call.tool, user.approval()))
+            }
+            (Some(result), _, _) => ToolOutput::ok(result.clone()),
+            (None, None, _) => {
+                ToolOutput::error(format!("There is no tool named {:?}.", call.tool))
+            }
+            (None, Some(tool), _) => {
                 match coerce_call_arguments(&call.tool, &call.arguments, &tool.parameters) {
                     Err(message) => ToolOutput::error(message),
                     Ok((arguments, repairs)) => {
                         record.arguments = Value::Object(arguments.clone());
                         record.repairs = repairs;
-                        let approved = match (tool.effect, user) {
-                            (Effect::Write, Some(user)) => Some(user.approves_write()),
-                            (Effect::Write, None) => Some(true),
-                            (Effect::Read, _) => None,
-                        };
-                        record.approved = approved;
-                        match (approved, user) {
-                            (Some(false), Some(user)) => ToolOutput::error(
-                                conversation::refusal_text(&call.tool, user.approval()),
-                            ),
-                            _ => {
-                                let output = tool.call(&arguments, writes);
-                                if approved == Some(true) {
-                                    writes.push(PriorWrite {
-                                        tool: call.tool.clone(),
-                                        arguments,
-                                    });
-                                }
-                                output
-                            }
+                        let output = tool.call(&arguments, writes);
+                        if approved == Some(true) {
+                            writes.push(PriorWrite {
+                                tool: call.tool.clone(),
+                                arguments,
+                            });
                         }
+                        output
                     }
                 }
             }

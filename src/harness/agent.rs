@@ -315,25 +315,19 @@ impl Loop<'_, '_> {
                                         .get(&call.name)
                                         .cloned()
                                         .expect("visible tool");
-                                    match (&self.user, tool.effect) {
-                                        (Some(user), Effect::Write) => {
-                                            let approved = user.approves_write();
-                                            record.approved = Some(approved);
-                                            if approved {
-                                                Planned::Run(tool)
-                                            } else {
-                                                Planned::Ready(ToolOutput::error(
-                                                    conversation::refusal_text(
-                                                        &call.name,
-                                                        user.approval(),
-                                                    ),
-                                                ))
-                                            }
-                                        }
-                                        (None, Effect::Write) => {
-                                            record.approved = Some(true);
-                                            Planned::Run(tool)
-                                        }
+                                    // A write runs once the user allows it; with no
+                                    // user every write runs.
+                                    let approved = (tool.effect == Effect::Write).then(|| {
+                                        self.user.as_ref().is_none_or(|u| u.approves_write())
+                                    });
+                                    record.approved = approved;
+                                    match (&self.user, approved) {
+                                        (Some(user), Some(false)) => Planned::Ready(
+                                            ToolOutput::error(conversation::refusal_text(
+                                                &call.name,
+                                                user.approval(),
+                                            )),
+                                        ),
                                         _ => Planned::Run(tool),
                                     }
                                 }

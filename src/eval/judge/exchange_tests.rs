@@ -45,6 +45,14 @@ mod exchange {
         t
     }
 
+    /// The model asks which flight, the user answers, the model makes `call` and answers.
+    fn asked_then(call: CallRecord) -> Transcript {
+        exchange(
+            vec![said(Act::Question, "Which flight?"), calling(vec![call])],
+            "On time.",
+        )
+    }
+
     fn holds(law: &str, t: &Transcript) -> bool {
         let law: Law = toml::from_str::<toml::Value>(law)
             .unwrap()
@@ -66,13 +74,7 @@ tool = "flight_status""#;
                 "BA117: on time.",
             )
         };
-        let asked_first = exchange(
-            vec![
-                said(Act::Question, "Which flight?"),
-                calling(vec![status()]),
-            ],
-            "On time.",
-        );
+        let asked_first = asked_then(status());
         let called_first = exchange(
             vec![
                 calling(vec![status()]),
@@ -131,13 +133,7 @@ fold = true"#;
                 "BA117: on time.",
             )
         };
-        let after = exchange(
-            vec![
-                said(Act::Question, "Which flight?"),
-                calling(vec![status()]),
-            ],
-            "On time.",
-        );
+        let after = asked_then(status());
         let guessed = exchange(vec![calling(vec![status()])], "On time.");
         assert!(holds(law, &after));
         assert!(!holds(law, &guessed));
