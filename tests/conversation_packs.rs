@@ -395,3 +395,78 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
     );
     assert!(corr > 0.6, "correlation {corr:.3}");
 }
+
+/// The notes pack on the real model: the harness keeps its promises in every transcript the
+/// model makes. In a delete sample (`when_confirmed`) a write that ran came after the user's
+/// yes to an approval question; a refused write shows the refusal; a list made after a create that ran
+/// names the new note, answered from a recording made in that state.
+#[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
+fn on_the_real_model_writes_wait_for_approval_and_lists_see_earlier_writes() {
+    use skilleval::harness::conversation::Act;
+    let output = tempfile::tempdir().unwrap();
+    let out = common::cli::skilleval(&[
+        "run",
+        "--pack",
+        pack_dir("notes").to_str().unwrap(),
+        "--category",
+        "delete,create",
+        "--repeats",
+        "1",
+        "--output",
+        output.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", common::cli::both(&out));
+    let dir = std::fs::read_dir(output.path())
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap();
+    let entries = journal::read(&dir.path().join("journal.jsonl")).unwrap();
+    let (mut writes, mut lists_after_create) = (0, 0);
+    for entry in &entries {
+        let t = &entry.transcript;
+        let mut created: Vec<String> = Vec::new();
+        for (i, round) in t.rounds.iter().enumerate() {
+            for call in &round.calls {
+                if call.approved.is_some() {
+                    writes += 1;
+                }
+                if call.approved == Some(false) {
+                    assert!(
+                        call.is_error && call.result.contains("not approved"),
+                        "{call:?}"
+                    );
+                }
+                // Delete samples approve only after a yes; create samples approve every write.
+                if entry.category == "delete" && call.approved == Some(true) {
+                    let confirmed = t.rounds[..i]
+                        .iter()
+                        .any(|r| r.user.as_ref().is_some_and(|u| u.on == Act::Approval));
+                    assert!(confirmed, "{}: a delete ran unconfirmed", entry.sample_id);
+                }
+                let name = call.arguments["name"].as_str().unwrap_or_default();
+                if call.name == "create_note" && call.approved == Some(true) && !call.is_error {
+                    let stem = name.trim().trim_end_matches(".txt").to_lowercase();
+                    created.push(stem.replace(' ', "-"));
+                }
+                let gap = call.meta.get("gap").is_some();
+                if call.name == "list_notes" && !gap && !call.is_error {
+                    for note in &created {
+                        lists_after_create += 1;
+                        assert!(
+                            call.result.contains(note.as_str()),
+                            "{note}: {}",
+                            call.result
+                        );
+                    }
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{} units, {writes} write(s), {lists_after_create} list(s) after a create",
+        entries.len()
+    );
+    assert!(writes > 0, "the model made no write: nothing was checked");
+}
