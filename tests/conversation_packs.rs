@@ -234,12 +234,12 @@ fn a_conversation_run_cut_short_and_resumed_equals_the_uninterrupted_run() {
         assert_eq!(out.status.code(), Some(0), "{}", common::cli::both(&out));
     };
     let (whole, cut) = (output.path().join("whole"), output.path().join("cut"));
-    run(&whole, "6", None);
+    run(&whole, "4", None);
     run(&cut, "2", None);
     let id = std::fs::read_dir(&cut).unwrap().flatten().next().unwrap();
     let id = id.file_name().to_string_lossy().to_string();
     let before = units_of(&cut).len();
-    run(&cut, "6", Some(&id));
+    run(&cut, "4", Some(&id));
     let (whole, cut) = (units_of(&whole), units_of(&cut));
     assert!(cut.len() > before, "the resume ran nothing");
     assert_eq!(whole, cut);
