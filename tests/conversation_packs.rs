@@ -332,7 +332,6 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
     use skilleval::eval::runner::{self, RunOptions};
     use skilleval::eval::score;
     use skilleval::eval::score::measure::StepKind;
-    use skilleval::eval::score::rows::DEFAULT_MARGIN;
     let out = tempfile::tempdir().unwrap();
     let pack = Pack::load(pack_dir("flights").to_str().unwrap()).unwrap();
     let mut opts = RunOptions::new(pack);
@@ -347,8 +346,15 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
     let prepared = runner::prepare(&opts).unwrap();
     let references = score::references(&prepared).unwrap();
     let mut backend = common::model::backend();
-    let (_, steps) =
-        score::score(&mut *backend, &prepared, &references, DEFAULT_MARGIN, false).unwrap();
+    let (_, steps) = score::score(
+        &mut *backend,
+        &prepared,
+        &references,
+        score::ScoreSettings::default(),
+        None,
+        false,
+    )
+    .unwrap();
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/journals/flights-first-replies.jsonl"),
@@ -368,7 +374,7 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
     }
     let pairs: Vec<(f64, f64)> = steps
         .iter()
-        .filter(|s| s.kind == StepKind::Asks)
+        .filter(|s| s.kind == StepKind::QuestionWords)
         .filter_map(|s| {
             let arm = serde_json::to_value(s.arm).unwrap().to_string();
             observed

@@ -160,6 +160,15 @@ impl ModelSource {
             ModelSource::Server(options) => backend::connect(options),
         }
     }
+
+    /// The batched engine with chunk-aligned reuse, for draws that must not depend on what was
+    /// cached (`score --draws`); a server's draws are its own requests.
+    pub fn open_reproducible(&self, sequences: usize) -> anyhow::Result<OpenModel> {
+        match self {
+            ModelSource::Local(options) => backend::open_reproducible(options, sequences),
+            ModelSource::Server(options) => backend::connect(options),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]

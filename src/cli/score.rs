@@ -47,13 +47,31 @@ pub struct ScoreArgs {
     /// The sampler's top-p (default: the pack's); a token outside the nucleus has probability 0
     #[arg(long)]
     pub top_p: Option<f32>,
-    /// The margin of practical change, as a ratio: a row whose geometric-mean ratio lies
-    /// within ×1/M … ×M is no material change however precise
-    #[arg(long, default_value_t = rows::DEFAULT_MARGIN, value_parser = parse_margin)]
+    /// The margin of practical change, in percentage points of the expected rate: a row whose
+    /// change lies within it is no material change however precise
+    #[arg(long, value_name = "PP", default_value_t = rows::DEFAULT_MARGIN.points, value_parser = parse_points)]
     pub margin: f64,
+    /// For a rare step, a change of this share of the larger rate is material even when under
+    /// --margin (a fall from 2.9% to 0% is, a move from 12.4% to 12.3% is not)
+    #[arg(long, value_name = "SHARE", default_value_t = rows::DEFAULT_MARGIN.relative, value_parser = parse_share)]
+    pub margin_relative: f64,
+    /// Repeats of the sampled run you would confirm with: a row whose expected draws over its
+    /// samples and these repeats are under one in both arms is out of reach, never called
+    #[arg(long, value_name = "N", default_value_t = rows::DEFAULT_CONFIRM_REPEATS, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub confirm_repeats: u32,
+    /// Draw this many replies at each free-text step (the answer after a result, a question to
+    /// the user) and judge them with the pack's laws, so that those rows get verdicts; without
+    /// it they show only the probability of the reference's own words, as diagnostics
+    #[arg(long, value_name = "K", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=256))]
+    pub draws: u32,
     /// Skip the control arm (the skill with an empty body) that measures the skill's own effect
     #[arg(long)]
     pub no_control: bool,
+    /// A sampled run of the same pack, wordings and sampler (a folder, or a run id under
+    /// --output): the report then sets each scored rate beside the share of the run's repeats
+    /// that took the step, with their correlation and a calibration table
+    #[arg(long, value_name = "RUN")]
+    pub against: Option<String>,
     /// Where score folders go
     #[arg(long, default_value = "output")]
     pub output: PathBuf,
@@ -73,11 +91,23 @@ pub struct ScoreArgs {
     pub backend: BackendArgs,
 }
 
-fn parse_margin(text: &str) -> Result<f64, String> {
+/// The most replies drawn at once.
+const DRAW_WIDTH: usize = 16;
+
+fn parse_points(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
-        Ok(m) if m.is_finite() && m >= 1.0 => Ok(m),
+        Ok(m) if m.is_finite() && (0.0..=100.0).contains(&m) => Ok(m),
         _ => Err(format!(
-            "{text:?} is not a margin: give a ratio of 1 or more, e.g. 1.5"
+            "{text:?} is not a margin: give percentage points from 0 to 100, e.g. 5"
+        )),
+    }
+}
+
+fn parse_share(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(m) if m.is_finite() && (0.0..=1.0).contains(&m) => Ok(m),
+        _ => Err(format!(
+            "{text:?} is not a share: give a number from 0 to 1, e.g. 0.5"
         )),
     }
 }
@@ -119,18 +149,57 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
             prepared.opts.pack.file.display()
         );
     }
+    // The run to compare with is read before the model loads, so a wrong one costs nothing.
+    let against = match &args.against {
+        Some(run) => {
+            let dir = crate::eval::record::folder::find(run, &prepared.opts.output_root)?;
+            Some(crate::eval::record::load::load(&dir)?)
+        }
+        None => None,
+    };
+    let settings = score::ScoreSettings {
+        margin: rows::Margin {
+            points: args.margin,
+            relative: args.margin_relative,
+        },
+        confirm_repeats: args.confirm_repeats,
+        draws: args.draws,
+    };
     let mut model = source.open(1)?;
+    // The replies drawn at a step decode together, in a batched engine of their own.
+    let mut drawer = match args.draws {
+        0 => None,
+        k => Some(source.open_reproducible((k as usize).clamp(2, DRAW_WIDTH))?),
+    };
+    let drawer = drawer.as_mut().map(|m| &*m.backend());
     let summary_and_steps = match prepared.opts.pack.chat_format {
         Some(family) => score::score(
             &mut crate::harness::backend::WithFamily::new(model.backend(), family),
             &prepared,
             &references,
-            args.margin,
+            settings,
+            drawer,
             true,
         )?,
-        None => score::score(model.backend(), &prepared, &references, args.margin, true)?,
+        None => score::score(
+            model.backend(),
+            &prepared,
+            &references,
+            settings,
+            drawer,
+            true,
+        )?,
     };
-    let (summary, steps) = summary_and_steps;
+    let (mut summary, steps) = summary_and_steps;
+    if let Some(run) = &against {
+        summary.agreement = Some(score::agreement::agreement(
+            &steps,
+            summary.sampling,
+            &summary.variants,
+            &summary.pack,
+            run,
+        )?);
+    }
     let (id, dir) = score::new_folder(&prepared.opts.output_root, &prepared.opts.pack.name)?;
     score::write_folder(&dir, &summary, &steps)?;
     if let Some(path) = &args.junit {

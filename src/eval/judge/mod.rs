@@ -262,3 +262,44 @@ pub fn failed_before_any_answer(
 mod exchange_tests;
 #[cfg(test)]
 mod tests;
+
+/// Which reply of a run a law judges, as `score` draws it: the answer's text, the asking of the
+/// user before a call, or neither (the calls, the stop, the run as a whole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judges {
+    /// The final answer's text.
+    Answer,
+    /// Whether, and how, the model asked the user before acting.
+    Asking,
+    /// Anything else.
+    Other,
+}
+
+impl Check {
+    /// What of a run this kind of law reads.
+    pub fn judges(&self) -> Judges {
+        match self {
+            Check::ReplyContains { .. }
+            | Check::ReplyMatches { .. }
+            | Check::ReplyNotMatches { .. }
+            | Check::ReplyMentionsToolValue { .. }
+            | Check::NoUnsupportedNumbers { .. }
+            | Check::NoUnsupportedTemperatures { .. }
+            | Check::ReplyHasNoTemperature {}
+            | Check::ReplyTemperatureInFieldUnit { .. }
+            | Check::ReplyReportsResult { .. }
+            | Check::ReplyMentionsLastResult { .. } => Judges::Answer,
+            Check::AsksBeforeCall { .. } | Check::ConfirmsBeforeCall { .. } => Judges::Asking,
+            Check::ToolCalled { .. }
+            | Check::ToolNotCalled { .. }
+            | Check::CallCount { .. }
+            | Check::ArgumentEqualsField { .. }
+            | Check::ArgumentEquals { .. }
+            | Check::ArgumentMatches { .. }
+            | Check::StopReasonIs { .. }
+            | Check::NoUnapprovedWrite {}
+            | Check::CallsAfter { .. }
+            | Check::ArgumentFromUser { .. } => Judges::Other,
+        }
+    }
+}

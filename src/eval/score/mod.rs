@@ -5,6 +5,7 @@
 //! own sampler, with no decoding and no repeats: the expectation of what a sampled run draws
 //! once per repeat (docs/score.md, decision 022).
 
+pub mod agreement;
 pub mod forcing;
 pub mod measure;
 pub mod reference;
@@ -26,7 +27,7 @@ use crate::harness::backend::{Backend, Sampling};
 
 use measure::{StepScore, Unscored};
 use reference::Reference;
-use rows::ScoreComparison;
+use rows::{Margin, ScoreComparison};
 
 /// The files of a score folder.
 pub const STEPS_FILE: &str = "steps.jsonl";
@@ -40,8 +41,15 @@ pub struct ScoreSummary {
     pub pack: String,
     pub model: Option<String>,
     pub sampling: Sampling,
-    /// The margin of practical change, as a ratio.
-    pub margin: f64,
+    /// The margin of practical change.
+    pub margin: Margin,
+    /// The repeats of the planned sampled confirmation: a row whose expected draws under them
+    /// are fewer than one in both arms is out of reach.
+    pub confirm_repeats: u32,
+    /// Replies drawn at each free-text step (answers, questions) for the laws to judge; 0: those
+    /// steps are shown by their reference words only, as diagnostics.
+    #[serde(default)]
+    pub draws: u32,
     pub variants: Vec<String>,
     pub control: bool,
     pub samples: usize,
@@ -52,7 +60,32 @@ pub struct ScoreSummary {
     pub comparisons: Vec<ScoreComparison>,
     pub prompt_tokens: u64,
     pub cached_prompt_tokens: u64,
+    /// Tokens generated for drawn replies.
+    #[serde(default)]
+    pub drawn_tokens: u64,
     pub secs: f64,
+    /// The score against a sampled run of the same pack (`--against`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<agreement::Agreement>,
+}
+
+/// How a score is read: the margin, the planned confirmation, and the replies drawn at free-text
+/// steps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreSettings {
+    pub margin: Margin,
+    pub confirm_repeats: u32,
+    pub draws: u32,
+}
+
+impl Default for ScoreSettings {
+    fn default() -> Self {
+        ScoreSettings {
+            margin: rows::DEFAULT_MARGIN,
+            confirm_repeats: rows::DEFAULT_CONFIRM_REPEATS,
+            draws: 0,
+        }
+    }
 }
 
 /// A finished score: its summary, every step, and where it was written.
@@ -112,7 +145,8 @@ pub fn score(
     backend: &mut dyn Backend,
     prepared: &Prepared,
     references: &[(usize, Reference)],
-    margin: f64,
+    settings: ScoreSettings,
+    drawer: Option<&dyn Backend>,
     progress: bool,
 ) -> anyhow::Result<(ScoreSummary, Vec<StepScore>)> {
     let started = Instant::now();
@@ -123,7 +157,7 @@ pub fn score(
     let mut unscored = Vec::new();
     let total = arms.len() * references.len();
     let mut done = 0;
-    let (mut prompt_tokens, mut cached) = (0u64, 0u64);
+    let (mut prompt_tokens, mut cached, mut drawn) = (0u64, 0u64, 0u64);
     for &arm in &arms {
         let tree = prepared.trees.tree(arm);
         for (index, reference) in references {
@@ -137,11 +171,14 @@ pub fn score(
                 arm,
                 reference,
                 prepared.sampling,
+                settings.draws,
+                drawer,
             ) {
                 Ok(scored) => {
                     steps.extend(scored.steps);
                     prompt_tokens += scored.prompt_tokens;
                     cached += scored.cached_prompt_tokens;
+                    drawn += scored.drawn_tokens;
                 }
                 Err(why) => unscored.push(why),
             }
@@ -161,13 +198,21 @@ pub fn score(
         );
     }
     let variants = variant_labels(prepared);
-    let comparisons = rows::comparisons(&steps, &variants, prepared.opts.control, margin);
+    let comparisons = rows::comparisons(
+        &steps,
+        &variants,
+        prepared.opts.control,
+        settings.margin,
+        settings.confirm_repeats,
+    );
     let scored: std::collections::BTreeSet<usize> = references.iter().map(|(i, _)| *i).collect();
     let summary = ScoreSummary {
         pack: pack.name.clone(),
         model: backend.info().model_name,
         sampling: prepared.sampling,
-        margin,
+        margin: settings.margin,
+        confirm_repeats: settings.confirm_repeats,
+        draws: settings.draws,
         variants,
         control: prepared.opts.control,
         samples: references.len(),
@@ -182,7 +227,9 @@ pub fn score(
         comparisons,
         prompt_tokens,
         cached_prompt_tokens: cached,
+        drawn_tokens: drawn,
         secs: started.elapsed().as_secs_f64(),
+        agreement: None,
     };
     Ok((summary, steps))
 }

@@ -1,6 +1,8 @@
 //! A score's readings for people and CI: the headline and table on the terminal, `report.md`,
 //! `report.html` and JUnit XML, all from the same `ScoreSummary`.
 
+use super::agreement::{Agreement, KindAgreement};
+use super::measure::StepKind;
 use super::rows::{ScoreComparison, ScoreRow, ScoreVerdict};
 use super::ScoreSummary;
 use crate::eval::report::figures::p_value;
@@ -45,6 +47,59 @@ fn row_label(row: &ScoreRow) -> String {
     }
 }
 
+/// A change of rate in percentage points, signed, with one decimal: "-2.9", "+43.0".
+pub fn points(difference: f64) -> String {
+    let rounded = (difference * 1000.0).round() / 10.0;
+    let rounded = if rounded == 0.0 { 0.0 } else { rounded };
+    format!("{rounded:+.1}")
+}
+
+/// `-17.0 [-27.1, -8.9]`: a row's change in percentage points and its interval.
+fn points_with_interval(row: &ScoreRow) -> String {
+    format!(
+        "{} [{}, {}]",
+        points(row.difference),
+        points(row.difference_low),
+        points(row.difference_high)
+    )
+}
+
+/// How often the baseline takes the skill's key step (its first call, or asking where the
+/// skill asks), over the samples that should take it; `None` when no such step was scored.
+pub fn key_step_rate(summary: &ScoreSummary) -> Option<(f64, &'static str)> {
+    let comparison = summary.comparisons.first()?;
+    // The baseline is the compared arm in the skill effect, and the one compared against in a
+    // wording's comparison.
+    let baseline = |row: &ScoreRow| match comparison.name == "skill effect" {
+        true => row.mean_arm,
+        false => row.mean_against,
+    };
+    let total = |kind: StepKind| comparison.totals().find(|r| r.step == kind);
+    let asks = total(StepKind::Asks).or(total(StepKind::QuestionWords));
+    let calls = total(StepKind::Calls);
+    match (asks, calls) {
+        (Some(a), Some(c)) if baseline(a) >= baseline(c) => Some((baseline(a), "asks the user")),
+        (_, Some(c)) => Some((baseline(c), "opens the reference call")),
+        (Some(a), None) => Some((baseline(a), "asks the user")),
+        (None, None) => None,
+    }
+}
+
+/// Under this the model barely acts on the skill, and the first line says so.
+pub const BARELY_ACTS: f64 = 0.05;
+
+/// The first line when the baseline barely takes the skill's key step: every verdict below
+/// concerns a behaviour the model almost never shows.
+pub fn barely_acts(summary: &ScoreSummary) -> Option<String> {
+    let (rate, step) = key_step_rate(summary)?;
+    (rate < BARELY_ACTS).then(|| {
+        format!(
+            "The model barely acts on this skill: with the baseline wording it {step} in {} of the prompts that should. The verdicts below concern a behaviour it almost never shows; before choosing a wording, try the skill's worked examples as earlier turns (`skill_examples = \"turns\"` with ```example blocks, docs/packs.md) or a larger model.",
+            percent(rate)
+        )
+    })
+}
+
 /// One line per moved row of a comparison: what the reader acts on.
 pub fn headline(comparison: &ScoreComparison) -> String {
     let named = |verdict: ScoreVerdict| -> Vec<String> {
@@ -54,11 +109,11 @@ pub fn headline(comparison: &ScoreComparison) -> String {
             .filter(|r| r.verdict == verdict)
             .map(|r| {
                 format!(
-                    "{} {} → {} ({})",
+                    "{} {} → {} ({} pp)",
                     row_label(r),
                     percent(r.mean_against),
                     percent(r.mean_arm),
-                    ratio(r.ratio)
+                    points(r.difference)
                 )
             })
             .collect()
@@ -82,27 +137,28 @@ pub fn headline(comparison: &ScoreComparison) -> String {
         let unclear: Vec<&ScoreRow> = comparison
             .rows
             .iter()
-            .filter(|r| r.verdict == ScoreVerdict::Unclear && !r.out_of_reach)
+            .filter(|r| r.verdict == ScoreVerdict::Unclear)
             .collect();
         let rest = match unclear
             .iter()
-            .max_by(|a, b| a.ratio.ln().abs().total_cmp(&b.ratio.ln().abs()))
+            .max_by(|a, b| a.difference.abs().total_cmp(&b.difference.abs()))
         {
             None => format!(
-                "no material change in any row (every interval within ×{:.2})",
-                comparison.margin
+                "no material change in any row (every interval within {} pp, or {:.0}% of a rare step's rate)",
+                comparison.margin.points,
+                comparison.margin.relative * 100.0
             ),
             Some(largest) => format!(
-                "no row called; {} unclear, the largest {} {}, p (adj.) {}",
+                "no row called; {} unclear, the largest {} {} pp, p (adj.) {}",
                 unclear.len(),
                 row_label(largest),
-                ratio_with_interval(largest),
+                points_with_interval(largest),
                 p_value(largest.p_adjusted)
             ),
         };
         if is_effect {
             return format!(
-                "{subject}: {rest}. Nothing shows that the model's probabilities depend on the skill's body, so a wording of it may not be told apart here."
+                "{subject}: {rest}. Nothing shows that the model's behaviour depends on the skill's body, so a wording of it may not be told apart here."
             );
         }
         return format!("{subject}: {rest}.");
@@ -115,45 +171,55 @@ pub fn headline(comparison: &ScoreComparison) -> String {
     format!("{subject}: {verdict}. {}.", parts.join(". "))
 }
 
+const COLUMNS: [&str; 6] = [
+    "Δ pp [95% CI]",
+    "odds ratio",
+    "up/down",
+    "p (adj.)",
+    "verdict",
+    "",
+];
+
+/// A row's cells after its label, category, n and the two rates.
+fn cells(row: &ScoreRow) -> Vec<String> {
+    let tested = row.verdict != ScoreVerdict::Diagnostic;
+    vec![
+        points_with_interval(row),
+        ratio(row.ratio),
+        format!("{}/{}", row.up, row.down),
+        match tested {
+            true => format!("{} ({})", p_value(row.p), p_value(row.p_adjusted)),
+            false => "—".into(),
+        },
+        verdict_text(row),
+    ]
+}
+
 /// The table of one comparison, for the terminal.
 pub fn table(comparison: &ScoreComparison) -> String {
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::NOTHING);
-    table.set_header(vec![
-        "step",
-        "category",
-        "n",
-        against_name(comparison),
-        comparison.arm.name(),
-        "odds ratio [95% CI]",
-        "up/down",
-        "p (adj.)",
-        "verdict",
-    ]);
+    let mut header = vec![
+        "step".to_string(),
+        "category".into(),
+        "n".into(),
+        against_name(comparison).into(),
+        comparison.arm.name().into(),
+    ];
+    header.extend(COLUMNS[..5].iter().map(|c| c.to_string()));
+    table.set_header(header);
     for row in &comparison.rows {
-        table.add_row(vec![
+        let mut line = vec![
             row.step.key().to_string(),
             row.category.clone().unwrap_or_else(|| "all".into()),
             row.n.to_string(),
             percent(row.mean_against),
             percent(row.mean_arm),
-            ratio_with_interval(row),
-            format!("{}/{}", row.up, row.down),
-            format!("{} ({})", p_value(row.p), p_value(row.p_adjusted)),
-            verdict_text(row),
-        ]);
+        ];
+        line.extend(cells(row));
+        table.add_row(line);
     }
     table.to_string()
-}
-
-/// `×0.30 [0.21, 0.44]`: a row's odds ratio and its interval.
-fn ratio_with_interval(row: &ScoreRow) -> String {
-    format!(
-        "{} [{}, {}]",
-        ratio(row.ratio),
-        ratio(row.ratio_low).trim_start_matches('×'),
-        ratio(row.ratio_high).trim_start_matches('×')
-    )
 }
 
 fn against_name(comparison: &ScoreComparison) -> &'static str {
@@ -161,23 +227,21 @@ fn against_name(comparison: &ScoreComparison) -> &'static str {
 }
 
 fn verdict_text(row: &ScoreRow) -> String {
-    if row.out_of_reach {
-        format!(
-            "{}, out of reach ({} cut by sampler)",
-            row.verdict.words(),
-            row.cut
-        )
-    } else if row.cut > 0 {
+    if row.cut > 0 {
         format!("{} ({} cut by sampler)", row.verdict.words(), row.cut)
     } else {
         row.verdict.words().to_string()
     }
 }
 
-/// Everything the terminal shows: each comparison's headline and table, then what was not
-/// scored.
+/// Everything the terminal shows: the warning when the model barely acts, each comparison's
+/// headline and table, then what was not scored.
 pub fn terminal(summary: &ScoreSummary) -> String {
     let mut out = String::new();
+    if let Some(line) = barely_acts(summary) {
+        out.push_str(&line);
+        out.push_str("\n\n");
+    }
     for comparison in &summary.comparisons {
         out.push_str(&headline(comparison));
         out.push_str("\n\n");
@@ -190,19 +254,26 @@ pub fn terminal(summary: &ScoreSummary) -> String {
 
 fn footer(summary: &ScoreSummary) -> String {
     let mut out = format!(
-        "{} samples scored under temperature {}, top-k {}, top-p {}; odds ratios are geometric means over samples of the reference step's odds in each arm; verdicts need p (adj.) ≤ the family's level and an odds ratio beyond ×{:.2} (--margin).\n",
+        "{} samples scored under temperature {}, top-k {}, top-p {}. Each rate is the mean over samples of the step's probability under that sampler (what a sampled run's rate converges to); a verdict needs p (adj.) ≤ the family's level and a change of at least {} pp, or of {:.0}% of the larger rate for a rare step (--margin, --margin-relative). A row whose expected draws in a sampled run of {} repeats are under one in both arms is out of reach (--confirm-repeats). The odds ratio (geometric mean over samples) is for reading a rare step; it decides nothing.\n",
         summary.samples,
         summary.sampling.temperature,
         summary.sampling.top_k,
         summary.sampling.top_p,
-        summary.margin
+        summary.margin.points,
+        summary.margin.relative * 100.0,
+        summary.confirm_repeats
     );
-    if summary
+    let diagnostic = summary
         .comparisons
         .iter()
-        .any(|c| c.rows.iter().any(|r| r.out_of_reach))
-    {
-        out.push_str("Rows marked out of reach are never called better or worse: for half or more of their samples the sampler's top-k or top-p cuts the reference step in both arms, so it is a text the model writes in neither wording and its ratio compares two improbable texts. For an answers row, give those samples a `reference_answer` in the words the model would use (docs/score.md).\n");
+        .any(|c| c.rows.iter().any(|r| r.verdict == ScoreVerdict::Diagnostic));
+    if diagnostic && summary.draws == 0 {
+        out.push_str("Rows of a reference's own words (answer_words, question_words) are diagnostics: one phrasing of the many the laws accept. `--draws 8` draws replies at those steps and judges them with the pack's laws, which gives the answers and asks rows their verdicts (docs/score.md).\n");
+    } else if diagnostic {
+        out.push_str(&format!(
+            "answers and asks are the share of {} replies drawn at that step (the same seeds in every arm) that the pack's laws pass; answer_words and question_words, one reference phrasing's probability, are diagnostics.\n",
+            summary.draws
+        ));
     }
     if !summary.without_reference.is_empty() {
         out.push_str(&format!(
@@ -225,8 +296,12 @@ fn footer(summary: &ScoreSummary) -> String {
     } else {
         0.0
     };
+    let decoded = match summary.drawn_tokens {
+        0 => "no token decoded".to_string(),
+        n => format!("{n} tokens decoded for drawn replies"),
+    };
     out.push_str(&format!(
-        "{:.1} s, {} prompt tokens read ({cached:.0}% from the cache), no token decoded\n",
+        "{:.1} s, {} prompt tokens read ({cached:.0}% from the cache), {decoded}\n",
         summary.secs, summary.prompt_tokens
     ));
     out
@@ -235,6 +310,9 @@ fn footer(summary: &ScoreSummary) -> String {
 /// `report.md`.
 pub fn markdown(summary: &ScoreSummary) -> String {
     let mut out = format!("# Scored: {}\n\n", summary.pack);
+    if let Some(line) = barely_acts(summary) {
+        out.push_str(&format!("**{line}**\n\n"));
+    }
     for comparison in &summary.comparisons {
         out.push_str(&format!(
             "## {}\n\n{}\n\n",
@@ -242,34 +320,111 @@ pub fn markdown(summary: &ScoreSummary) -> String {
             headline(comparison)
         ));
         out.push_str(&format!(
-            "| step | category | n | {} | {} | odds ratio [95% CI] | up/down | p (adj.) | verdict |\n|---|---|---|---|---|---|---|---|---|\n",
+            "| step | category | n | {} | {} | {} |\n|---|---|---|---|---|---|---|---|---|---|\n",
             comparison.against.name(),
-            comparison.arm.name()
+            comparison.arm.name(),
+            COLUMNS[..5].join(" | ")
         ));
         for row in &comparison.rows {
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {}/{} | {} ({}) | {} |\n",
+                "| {} | {} | {} | {} | {} | {} |\n",
                 row.step.name(),
                 row.category.clone().unwrap_or_else(|| "all".into()),
                 row.n,
                 percent(row.mean_against),
                 percent(row.mean_arm),
-                ratio_with_interval(row),
-                row.up,
-                row.down,
-                p_value(row.p),
-                p_value(row.p_adjusted),
-                verdict_text(row)
+                cells(row).join(" | ")
             ));
         }
         out.push('\n');
+    }
+    if let Some(agreement) = &summary.agreement {
+        out.push_str(&agreement_markdown(agreement));
     }
     out.push_str(&footer(summary));
     out
 }
 
-/// `report.html`: the same headlines and tables, each row with a bar of its ratio on a log
-/// scale and the margin drawn.
+/// The score against a sampled run, as a table per step kind.
+fn agreement_markdown(agreement: &Agreement) -> String {
+    let mut out = format!(
+        "## Against the sampled run {}
+
+Per (sample, arm): the scored rate against the share of the run's repeats that took the step (calls, arguments and no_call read from the first reply; answers and asks by the laws that judged the drawn replies, answers on the units that took the reference call).
+
+| step | pairs | units | mean scored | mean drawn | correlation | calibration (scored → drawn, pairs) |\n|---|---|---|---|---|---|---|\n",
+        agreement.run
+    );
+    for k in &agreement.kinds {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            k.step.key(),
+            k.pairs,
+            k.units,
+            percent(k.mean_scored),
+            percent(k.mean_drawn),
+            k.correlation.map_or("—".into(), |r| format!("{r:.3}")),
+            k.bins
+                .iter()
+                .map(|b| format!(
+                    "{} → {} ({})",
+                    percent(b.mean_scored),
+                    percent(b.mean_drawn),
+                    b.pairs
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// A calibration plot: each (sample, arm) as a dot at its scored rate (x) and drawn share (y),
+/// the diagonal where they agree.
+fn calibration_plot(k: &KindAgreement) -> String {
+    let size = 160.0;
+    let at = |v: f64| 10.0 + v.clamp(0.0, 1.0) * size;
+    let mut dots = String::new();
+    for (scored, drawn, _) in &k.points {
+        dots.push_str(&format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"#1f5f9f\" fill-opacity=\"0.5\"/>",
+            at(*scored),
+            at(1.0 - drawn)
+        ));
+    }
+    format!(
+        "<svg class=\"calibration\" width=\"180\" height=\"180\"><rect x=\"10\" y=\"10\" width=\"{size}\" height=\"{size}\" fill=\"none\" stroke=\"#999\"/>\
+         <line x1=\"10\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"10\" stroke=\"#bbb\"/>{dots}</svg>",
+        10.0 + size,
+        10.0 + size
+    )
+}
+
+/// The same, for report.html: a plot per step kind.
+fn agreement_html(agreement: &Agreement) -> String {
+    let mut out = format!(
+        "<h2>Against the sampled run</h2><p>{}: each dot a (sample, arm), its scored rate across, the share of the run's repeats that took the step up; on the diagonal they agree.</p><table><tr><th>step</th><th>pairs</th><th>units</th><th>mean scored</th><th>mean drawn</th><th>correlation</th><th>plot</th></tr>",
+        html_escape(&agreement.run)
+    );
+    for k in &agreement.kinds {
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            k.step.key(),
+            k.pairs,
+            k.units,
+            percent(k.mean_scored),
+            percent(k.mean_drawn),
+            k.correlation.map_or("—".into(), |r| format!("{r:.3}")),
+            calibration_plot(k)
+        ));
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// `report.html`: the same headlines and tables, each row with a bar of its change in
+/// percentage points and its margin drawn.
 pub fn html(summary: &ScoreSummary) -> String {
     let mut out = String::from(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>skilleval score</title><style>\
@@ -277,12 +432,19 @@ pub fn html(summary: &ScoreSummary) -> String {
          table{border-collapse:collapse;margin:1em 0}td,th{padding:.2em .6em;border-bottom:1px solid #ddd;text-align:right}\
          td:first-child,td:nth-child(2),th{text-align:left}.worse{color:#b00020;font-weight:bold}\
          .better{color:#1b7f3b;font-weight:bold}.unclear{color:#777}.no_material_change{color:#555}\
+         .diagnostic,.out_of_reach{color:#999}.warning{background:#fff3cd;padding:.5em}\
          svg{vertical-align:middle}</style></head><body>",
     );
     out.push_str(&format!("<h1>Scored: {}</h1>", html_escape(&summary.pack)));
+    if let Some(line) = barely_acts(summary) {
+        out.push_str(&format!(
+            "<p class=\"warning barely-acts\">{}</p>",
+            html_escape(&line)
+        ));
+    }
     for comparison in &summary.comparisons {
         out.push_str(&format!(
-            "<h2>{}</h2><p class=\"headline\">{}</p><table><tr><th>step</th><th>category</th><th>n</th><th>{}</th><th>{}</th><th>odds ratio [95% CI]</th><th>log scale, ×1/100 … ×100</th><th>p (adj.)</th><th>verdict</th></tr>",
+            "<h2>{}</h2><p class=\"headline\">{}</p><table><tr><th>step</th><th>category</th><th>n</th><th>{}</th><th>{}</th><th>Δ pp [95% CI]</th><th>−50 … +50 pp</th><th>odds ratio</th><th>p (adj.)</th><th>verdict</th></tr>",
             html_escape(&comparison.name),
             html_escape(&headline(comparison)),
             comparison.against.name(),
@@ -293,21 +455,25 @@ pub fn html(summary: &ScoreSummary) -> String {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default();
+            let cells = cells(row);
             out.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ({})</td><td class=\"{class}\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"{class}\">{}</td></tr>",
                 html_escape(row.step.name()),
                 html_escape(row.category.as_deref().unwrap_or("all")),
                 row.n,
                 percent(row.mean_against),
                 percent(row.mean_arm),
-                ratio_with_interval(row),
-                ratio_bar(row, summary.margin),
-                p_value(row.p),
-                p_value(row.p_adjusted),
-                html_escape(&verdict_text(row))
+                html_escape(&cells[0]),
+                points_bar(row),
+                html_escape(&cells[1]),
+                html_escape(&cells[3]),
+                html_escape(&cells[4])
             ));
         }
         out.push_str("</table>");
+    }
+    if let Some(agreement) = &summary.agreement {
+        out.push_str(&agreement_html(agreement));
     }
     out.push_str(&format!(
         "<pre>{}</pre></body></html>\n",
@@ -316,22 +482,20 @@ pub fn html(summary: &ScoreSummary) -> String {
     out
 }
 
-/// A row's ratio and interval on a log axis from ×1/100 to ×100, with the margin shaded.
-fn ratio_bar(row: &ScoreRow, margin: f64) -> String {
-    let (width, span) = (200.0, 100f64.ln());
-    let x = |r: f64| {
-        let at = (r.max(1e-300).ln() / span).clamp(-1.0, 1.0);
-        width / 2.0 + at * width / 2.0
-    };
+/// A row's change and interval on an axis from −50 to +50 percentage points, with its material
+/// change shaded.
+fn points_bar(row: &ScoreRow) -> String {
+    let width = 200.0;
+    let x = |d: f64| width / 2.0 + (d / 0.5).clamp(-1.0, 1.0) * width / 2.0;
     format!(
         "<svg width=\"{width}\" height=\"14\"><rect x=\"{:.1}\" y=\"0\" width=\"{:.1}\" height=\"14\" fill=\"#eee\"/>\
          <line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"7\" y2=\"7\" stroke=\"#333\"/><circle cx=\"{:.1}\" cy=\"7\" r=\"3\" fill=\"#333\"/>\
          <line x1=\"100\" x2=\"100\" y1=\"0\" y2=\"14\" stroke=\"#999\"/></svg>",
-        x(1.0 / margin),
-        x(margin) - x(1.0 / margin),
-        x(row.ratio_low),
-        x(row.ratio_high),
-        x(row.ratio)
+        x(-row.material),
+        x(row.material) - x(-row.material),
+        x(row.difference_low),
+        x(row.difference_high),
+        x(row.difference)
     )
 }
 
@@ -367,10 +531,10 @@ pub fn junit(summary: &ScoreSummary, id: &str) -> String {
                 out.push_str(&format!(
                     "<failure message=\"{}\"/>",
                     xml(&format!(
-                        "{} → {} ({}), p (adj.) {}",
+                        "{} → {} ({} pp), p (adj.) {}",
                         percent(row.mean_against),
                         percent(row.mean_arm),
-                        ratio(row.ratio),
+                        points(row.difference),
                         p_value(row.p_adjusted)
                     ))
                 ));

@@ -1,10 +1,12 @@
-//! Scored steps into rows and verdicts: per step kind and per category, an arm against the arm
-//! it is compared with, each sample's log odds ratio of the two probabilities, their mean as a
-//! geometric-mean odds ratio with a bootstrap interval (of the likelihoods, which are never 0; the
-//! mean columns are the sampler's probabilities, the rates a sampled run would see), and one family-wise test over every row of
-//! the comparison (joint sign flips of whole samples, step-down min-P: the same procedure and
-//! error budget as a sampled run's rows, decision 015). A verdict needs both significance and a
-//! ratio beyond the margin of practical change (decision 022).
+//! Scored steps into rows and verdicts, in the units of a sampled run: per step kind and per
+//! category, an arm against the arm it is compared with, each sample's difference of the two
+//! expected rates (the sampler's probability of the step, or the share of drawn replies the laws
+//! pass), their mean in percentage points with a paired bootstrap interval, and one family-wise
+//! test over every row of the comparison (joint sign flips of whole samples, step-down min-P: the
+//! same procedure and error budget as a sampled run's rows, decision 015). A verdict needs
+//! significance, a change beyond the margin, and a rate the planned sampled confirmation could
+//! draw at all (decision 026). The geometric-mean odds ratio is kept as a column for reading a
+//! rare step; it decides nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,11 +17,36 @@ use crate::eval::arm::Arm;
 use crate::eval::stats::method::{self, bootstrap_mean_interval};
 use crate::eval::stats::{family, ALPHA, CONFIDENCE};
 
-/// The default margin of practical change: a geometric-mean ratio inside ×1/1.5 … ×1.5 is "no
-/// material change" however precise. Chosen from measured neutral edits (docs/score.md).
-pub const DEFAULT_MARGIN: f64 = 1.5;
+/// The margin of practical change: a row's change of expected rate is material when it is at
+/// least `points` percentage points, or, for a rare step, at least `relative` of the larger of
+/// the two rates (a fall from 2.9% to 0% is material; a move from 12.4% to 12.3% is not).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Margin {
+    /// Percentage points.
+    pub points: f64,
+    /// A share of the larger rate, 0–1.
+    pub relative: f64,
+}
 
-/// A likelihood below this counts as this in a log-ratio (one that underflowed to 0).
+/// The default margin, chosen on neutral paraphrases of every shipped pack (docs/score.md,
+/// "Calibration").
+pub const DEFAULT_MARGIN: Margin = Margin {
+    points: 5.0,
+    relative: 0.5,
+};
+
+/// The repeats a sampled confirmation is planned with: a row whose expected draws over its
+/// samples and these repeats are under one in both arms is out of reach.
+pub const DEFAULT_CONFIRM_REPEATS: u32 = 6;
+
+impl Margin {
+    /// The change, as a rate (0–1), that is material between rates `a` and `b`.
+    pub fn at(&self, a: f64, b: f64) -> f64 {
+        (self.points / 100.0).min(self.relative * a.max(b))
+    }
+}
+
+/// A likelihood below this counts as this in a log odds ratio (one that underflowed to 0).
 pub const FLOOR: f64 = 1e-300;
 
 /// Bootstrap resamples of a row's interval.
@@ -29,14 +56,19 @@ const RESAMPLES: usize = 4_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScoreVerdict {
-    /// Significant, and the ratio is beyond the margin upward.
+    /// Significant, and the rate rose beyond the margin.
     Better,
-    /// Significant, and the ratio is beyond the margin downward.
+    /// Significant, and the rate fell beyond the margin.
     Worse,
     /// The interval lies inside the margin: whatever moved, it moved too little to matter.
     NoMaterialChange,
     /// Neither: the evidence does not decide.
     Unclear,
+    /// The step is rarer in both arms than the planned sampled run could draw once: no run
+    /// would see it, and no verdict is given.
+    OutOfReach,
+    /// One reference string's probability, shown for reading, never judged.
+    Diagnostic,
 }
 
 impl ScoreVerdict {
@@ -46,6 +78,8 @@ impl ScoreVerdict {
             ScoreVerdict::Worse => "worse",
             ScoreVerdict::NoMaterialChange => "no material change",
             ScoreVerdict::Unclear => "unclear",
+            ScoreVerdict::OutOfReach => "out of reach",
+            ScoreVerdict::Diagnostic => "diagnostic",
         }
     }
 }
@@ -57,24 +91,30 @@ pub struct ScoreRow {
     pub category: Option<String>,
     /// Samples with this step in both arms.
     pub n: usize,
-    /// Mean probability of the step in the arm compared against, and in the arm.
+    /// Mean expected rate of the step in the arm compared against, and in the arm (0–1).
     pub mean_against: f64,
     pub mean_arm: f64,
-    /// exp(mean per-sample log odds ratio), and its interval.
+    /// The mean per-sample difference of the rates (arm − against, 0–1), and its paired
+    /// bootstrap interval.
+    pub difference: f64,
+    pub difference_low: f64,
+    pub difference_high: f64,
+    /// The change that is material at this row's rates (0–1).
+    pub material: f64,
+    /// exp(mean per-sample log odds ratio) of the likelihoods, and its interval: for reading a
+    /// rare step, never for the verdict.
     pub ratio: f64,
     pub ratio_low: f64,
     pub ratio_high: f64,
-    /// Samples whose probability rose, and fell.
+    /// Samples whose rate rose, and fell.
     pub up: usize,
     pub down: usize,
-    /// Raw and family-adjusted p.
+    /// Raw and family-adjusted p (1 for a diagnostic row, which is not tested).
     pub p: f64,
     pub p_adjusted: f64,
     /// (sample, arm) steps the sampler's top-k or top-p cut to probability 0.
     pub cut: usize,
-    /// Half or more of its samples have the step cut in both arms: a reference the model would
-    /// write in neither wording, whose ratio compares two texts the sampler never draws. Such a
-    /// row is never called better or worse (it may still be no material change).
+    /// Expected draws in the planned sampled run are under one in both arms.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub out_of_reach: bool,
     pub verdict: ScoreVerdict,
@@ -91,7 +131,9 @@ pub struct ScoreComparison {
     /// The error rate this comparison's family is tested at.
     pub level: f64,
     /// The margin of practical change its verdicts were given.
-    pub margin: f64,
+    pub margin: Margin,
+    /// The repeats of the planned sampled confirmation that reach is judged by.
+    pub confirm_repeats: u32,
 }
 
 impl ScoreComparison {
@@ -104,14 +146,21 @@ impl ScoreComparison {
     }
 }
 
-/// The rows of `arm` against `against` over `steps`, tested as one family at `level`.
+/// How a comparison's verdicts are reached.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    pub level: f64,
+    pub margin: Margin,
+    pub confirm_repeats: u32,
+}
+
+/// The rows of `arm` against `against` over `steps`, tested as one family under `rule`.
 pub fn compare(
     name: &str,
     steps: &[StepScore],
     arm: Arm,
     against: Arm,
-    level: f64,
-    margin: f64,
+    rule: Rule,
 ) -> ScoreComparison {
     // (kind, sample) → (category, against's (probability, likelihood), arm's, cuts).
     type Pair = (String, Option<(f64, f64)>, Option<(f64, f64)>, usize);
@@ -157,79 +206,36 @@ pub fn compare(
     // Totals first, then categories, each in step order.
     let mut keys: Vec<(StepKind, Option<String>)> = by_row.keys().cloned().collect();
     keys.sort_by(|x, y| (x.1.is_some(), &x.1, x.0).cmp(&(y.1.is_some(), &y.1, y.0)));
-    // The log of the odds ratio: near 0 it is the log-ratio of the probabilities, and near 1
-    // it sees a fall from 92% to 69% as large as a rise from 16% to 51% in the complement.
-    let log_odds = |l: f64| {
-        let l = l.clamp(FLOOR, 1.0 - 1e-12);
-        l.ln() - (1.0 - l).ln()
-    };
-    let log_ratio = |a: (f64, f64), b: (f64, f64)| log_odds(b.1) - log_odds(a.1);
-    let matrix: Vec<Vec<f64>> = keys
+    let difference = |a: (f64, f64), b: (f64, f64)| b.0 - a.0;
+    // The family holds the rows that can be called; a diagnostic row is only shown.
+    let tested: Vec<usize> = (0..keys.len())
+        .filter(|&r| !keys[r].0.diagnostic())
+        .collect();
+    let matrix: Vec<Vec<f64>> = tested
         .iter()
-        .map(|key| {
+        .map(|&r| {
             let mut row = vec![0.0; samples.len()];
-            for (col, _, a, b, _) in &by_row[key] {
-                row[*col] = log_ratio(*a, *b);
+            for (col, _, a, b, _) in &by_row[&keys[r]] {
+                row[*col] = difference(*a, *b);
             }
             row
         })
         .collect();
     let seed = method::seed_for(&[name, "score family"]);
-    let test = family::step_down_min_p(&matrix, family::JOINT_FLIPS, level, seed);
+    let test = family::step_down_min_p(&matrix, family::JOINT_FLIPS, rule.level, seed);
     let rows = keys
         .iter()
         .enumerate()
         .map(|(r, key)| {
             let cells = &by_row[key];
-            let n = cells.len();
-            let diffs: Vec<f64> = cells
-                .iter()
-                .map(|(_, _, a, b, _)| log_ratio(*a, *b))
-                .collect();
-            let mean = diffs.iter().sum::<f64>() / n as f64;
-            let mut strata: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-            for ((_, category, _, _, _), d) in cells.iter().zip(&diffs) {
-                strata.entry(category.as_str()).or_default().push(*d);
-            }
-            let strata: Vec<Vec<f64>> = strata.into_values().collect();
-            let interval = bootstrap_mean_interval(
-                &strata,
-                RESAMPLES,
-                CONFIDENCE,
-                method::seed_for(&[name, key.0.key(), key.1.as_deref().unwrap_or("")]),
+            let at = tested.iter().position(|&t| t == r);
+            row(
+                name,
+                key,
+                cells,
+                at.map(|t| (test.raw[t], test.adjusted[t])),
+                rule,
             )
-            .expect("a row has samples");
-            let p_adjusted = test.adjusted[r];
-            let significant = p_adjusted <= level && diffs.iter().any(|d| *d != 0.0);
-            let bound = margin.ln();
-            let cut_in_both = cells.iter().filter(|c| c.4 == 2).count();
-            let out_of_reach = 2 * cut_in_both >= n;
-            let verdict = if !out_of_reach && significant && mean >= bound {
-                ScoreVerdict::Better
-            } else if !out_of_reach && significant && mean <= -bound {
-                ScoreVerdict::Worse
-            } else if interval.low > -bound && interval.high < bound {
-                ScoreVerdict::NoMaterialChange
-            } else {
-                ScoreVerdict::Unclear
-            };
-            ScoreRow {
-                step: key.0,
-                category: key.1.clone(),
-                n,
-                mean_against: cells.iter().map(|c| c.2 .0).sum::<f64>() / n as f64,
-                mean_arm: cells.iter().map(|c| c.3 .0).sum::<f64>() / n as f64,
-                ratio: mean.exp(),
-                ratio_low: interval.low.exp(),
-                ratio_high: interval.high.exp(),
-                up: diffs.iter().filter(|d| **d > 0.0).count(),
-                down: diffs.iter().filter(|d| **d < 0.0).count(),
-                p: test.raw[r],
-                p_adjusted,
-                cut: cells.iter().map(|c| c.4).sum(),
-                out_of_reach,
-                verdict,
-            }
         })
         .collect();
     ScoreComparison {
@@ -237,8 +243,96 @@ pub fn compare(
         arm,
         against,
         rows,
-        level,
-        margin,
+        level: rule.level,
+        margin: rule.margin,
+        confirm_repeats: rule.confirm_repeats,
+    }
+}
+
+/// One row from its cells and its family's p (none for a diagnostic row).
+fn row(
+    name: &str,
+    key: &(StepKind, Option<String>),
+    cells: &[(usize, String, (f64, f64), (f64, f64), usize)],
+    p: Option<(f64, f64)>,
+    rule: Rule,
+) -> ScoreRow {
+    let n = cells.len();
+    let seed_parts = [name, key.0.key(), key.1.as_deref().unwrap_or("")];
+    let by_category = |values: &[f64]| -> Vec<Vec<f64>> {
+        let mut strata: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for ((_, category, _, _, _), v) in cells.iter().zip(values) {
+            strata.entry(category.as_str()).or_default().push(*v);
+        }
+        strata.into_values().collect()
+    };
+    let diffs: Vec<f64> = cells.iter().map(|(_, _, a, b, _)| b.0 - a.0).collect();
+    let mean = diffs.iter().sum::<f64>() / n as f64;
+    let interval = bootstrap_mean_interval(
+        &by_category(&diffs),
+        RESAMPLES,
+        CONFIDENCE,
+        method::seed_for(&seed_parts),
+    )
+    .expect("a row has samples");
+    // The log of the odds ratio: near 0 it is the log-ratio of the probabilities, and near 1
+    // it sees a fall from 92% to 69% as large as a rise from 16% to 51% in the complement.
+    let log_odds = |l: f64| {
+        let l = l.clamp(FLOOR, 1.0 - 1e-12);
+        l.ln() - (1.0 - l).ln()
+    };
+    let logs: Vec<f64> = cells
+        .iter()
+        .map(|(_, _, a, b, _)| log_odds(b.1) - log_odds(a.1))
+        .collect();
+    let log_mean = logs.iter().sum::<f64>() / n as f64;
+    let odds = bootstrap_mean_interval(
+        &by_category(&logs),
+        RESAMPLES,
+        CONFIDENCE,
+        method::seed_for(&[name, key.0.key(), key.1.as_deref().unwrap_or(""), "odds"]),
+    )
+    .expect("a row has samples");
+    let mean_against = cells.iter().map(|c| c.2 .0).sum::<f64>() / n as f64;
+    let mean_arm = cells.iter().map(|c| c.3 .0).sum::<f64>() / n as f64;
+    let material = rule.margin.at(mean_against, mean_arm);
+    let planned = n as f64 * f64::from(rule.confirm_repeats);
+    let out_of_reach = mean_against * planned < 1.0 && mean_arm * planned < 1.0;
+    let (p, p_adjusted) = p.unwrap_or((1.0, 1.0));
+    let significant = p_adjusted <= rule.level && diffs.iter().any(|d| *d != 0.0);
+    let verdict = if key.0.diagnostic() {
+        ScoreVerdict::Diagnostic
+    } else if out_of_reach {
+        ScoreVerdict::OutOfReach
+    } else if significant && mean >= material {
+        ScoreVerdict::Better
+    } else if significant && mean <= -material {
+        ScoreVerdict::Worse
+    } else if interval.low > -material && interval.high < material {
+        ScoreVerdict::NoMaterialChange
+    } else {
+        ScoreVerdict::Unclear
+    };
+    ScoreRow {
+        step: key.0,
+        category: key.1.clone(),
+        n,
+        mean_against,
+        mean_arm,
+        difference: mean,
+        difference_low: interval.low,
+        difference_high: interval.high,
+        material,
+        ratio: log_mean.exp(),
+        ratio_low: odds.low.exp(),
+        ratio_high: odds.high.exp(),
+        up: diffs.iter().filter(|d| **d > 0.0).count(),
+        down: diffs.iter().filter(|d| **d < 0.0).count(),
+        p,
+        p_adjusted,
+        cut: cells.iter().map(|c| c.4).sum(),
+        out_of_reach,
+        verdict,
     }
 }
 
@@ -249,17 +343,22 @@ pub fn comparisons(
     steps: &[StepScore],
     variant_labels: &[String],
     control: bool,
-    margin: f64,
+    margin: Margin,
+    confirm_repeats: u32,
 ) -> Vec<ScoreComparison> {
     let mut out = Vec::new();
+    let rule = |level: f64| Rule {
+        level,
+        margin,
+        confirm_repeats,
+    };
     if control {
         out.push(compare(
             "skill effect",
             steps,
             Arm::Baseline,
             Arm::Control,
-            ALPHA,
-            margin,
+            rule(ALPHA),
         ));
     }
     let level = ALPHA / variant_labels.len().max(1) as f64;
@@ -269,8 +368,7 @@ pub fn comparisons(
             steps,
             Arm::variant(i),
             Arm::Baseline,
-            level,
-            margin,
+            rule(level),
         ));
     }
     out
@@ -287,100 +385,149 @@ mod tests {
             arm,
             kind,
             probability: p,
-            cut_by_sampler: p < 1e-9,
-            likelihood: p.max(1e-9),
+            cut_by_sampler: p == 0.0,
+            likelihood: p.max(1e-12),
             text: String::new(),
             tokens: Vec::new(),
             prompt_tokens: 0,
+            drawn: None,
         }
     }
 
-    /// Steps for `n` samples whose baseline probability is `base` and whose variant's is
-    /// `base * factor(i)`.
-    fn planted(n: usize, base: f64, factor: impl Fn(usize) -> f64) -> Vec<StepScore> {
+    /// Steps of `kind` for `n` samples whose baseline rate is `base(i)` and whose variant's is
+    /// `variant(i)`.
+    fn planted_kind(
+        kind: StepKind,
+        n: usize,
+        base: impl Fn(usize) -> f64,
+        variant: impl Fn(usize) -> f64,
+    ) -> Vec<StepScore> {
         let mut steps = Vec::new();
         for i in 0..n {
             let id = format!("s{i}");
-            let b = base * (1.0 + 0.3 * ((i * 7 % 5) as f64 / 5.0));
-            steps.push(step(&id, "c", Arm::Baseline, StepKind::Calls, b));
+            steps.push(step(&id, "c", Arm::Baseline, kind, base(i)));
             steps.push(step(
                 &id,
                 "c",
                 Arm::variant(0),
-                StepKind::Calls,
-                (b * factor(i)).min(1.0),
+                kind,
+                variant(i).clamp(0.0, 1.0),
             ));
         }
         steps
     }
 
+    fn planted(
+        n: usize,
+        base: impl Fn(usize) -> f64,
+        variant: impl Fn(usize) -> f64,
+    ) -> Vec<StepScore> {
+        planted_kind(StepKind::Calls, n, base, variant)
+    }
+
+    /// A spread of baseline rates around `mean`, as real samples have.
+    fn around(mean: f64) -> impl Fn(usize) -> f64 {
+        move |i| mean * (0.7 + 0.6 * ((i * 7 % 5) as f64 / 4.0))
+    }
+
     fn total(steps: &[StepScore]) -> ScoreRow {
-        let c = compare(
-            "v",
-            steps,
-            Arm::variant(0),
-            Arm::Baseline,
-            ALPHA,
-            DEFAULT_MARGIN,
-        );
+        let rule = Rule {
+            level: ALPHA,
+            margin: DEFAULT_MARGIN,
+            confirm_repeats: DEFAULT_CONFIRM_REPEATS,
+        };
+        let c = compare("v", steps, Arm::variant(0), Arm::Baseline, rule);
         c.rows.into_iter().find(|r| r.category.is_none()).unwrap()
     }
 
-    // Simulations with a known truth: the planted factor is what each verdict must find.
+    // Simulations with a known truth: the planted change of rate is what each verdict must find.
 
     #[test]
-    fn the_same_probabilities_give_ratio_one_and_no_material_change() {
-        let row = total(&planted(20, 0.1, |_| 1.0));
+    fn the_same_rates_give_no_difference_and_no_material_change() {
+        let row = total(&planted(20, around(0.1), around(0.1)));
+        assert_eq!(row.difference, 0.0);
         assert_eq!(row.ratio, 1.0);
         assert_eq!((row.up, row.down), (0, 0));
         assert_eq!(row.verdict, ScoreVerdict::NoMaterialChange);
     }
 
     #[test]
-    fn a_uniform_drop_beyond_the_margin_is_worse_and_a_rise_better() {
-        let row = total(&planted(20, 0.1, |_| 0.3));
-        // Probabilities ×0.3 from 10–13%: odds ×0.27–0.28.
-        assert!(row.ratio > 0.26 && row.ratio < 0.29, "{row:?}");
+    fn a_fall_of_twenty_points_is_worse_and_a_rise_better() {
+        let base = around(0.5);
+        let row = total(&planted(20, &base, |i| base(i) - 0.2));
+        assert!((row.difference + 0.2).abs() < 1e-9, "{row:?}");
+        assert!(row.difference_low < -0.2 + 1e-9 && row.difference_high > -0.2 - 1e-9);
         assert_eq!(row.verdict, ScoreVerdict::Worse);
-        let row = total(&planted(20, 0.01, |_| 4.0));
+        let row = total(&planted(20, &base, |i| base(i) + 0.2));
         assert_eq!(row.verdict, ScoreVerdict::Better);
     }
 
     #[test]
-    fn a_fall_near_certainty_counts_as_much_as_the_rise_of_its_complement() {
-        // 75–93% → 55% on every sample: a ratio of probabilities of ×0.6–0.73, mostly inside
-        // the margin; the odds fall ×0.1–0.4.
-        let row = total(&planted(20, 0.75, |i| {
-            0.55 / (0.75 * (1.0 + 0.3 * ((i * 7 % 5) as f64 / 5.0)))
-        }));
-        assert!(row.mean_arm < 0.56 && row.mean_against > 0.75, "{row:?}");
+    fn a_rare_step_falling_to_nothing_is_worse() {
+        // 2.9% → 0% on every sample of 36: beyond half the larger rate, and a sampled run of
+        // 6 repeats would draw it about six times in the baseline.
+        let row = total(&planted(36, around(0.029), |_| 0.0));
+        assert!(!row.out_of_reach, "{row:?}");
         assert_eq!(row.verdict, ScoreVerdict::Worse, "{row:?}");
     }
 
     #[test]
+    fn a_move_between_tiny_probabilities_is_out_of_reach_whatever_its_ratio() {
+        // 1e-10 → 1e-9 on every sample: the odds ratio is ×10 and p is tiny, but no sampled run
+        // would ever draw the step.
+        let row = total(&planted(24, |_| 1e-10, |_| 1e-9));
+        assert!(row.ratio > 9.0, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::OutOfReach, "{row:?}");
+        // So is a rise from nothing to 0.15% over 54 samples (0.5 expected draws in 6 repeats).
+        let row = total(&planted(54, |_| 0.0, |_| 0.0015));
+        assert_eq!(row.verdict, ScoreVerdict::OutOfReach, "{row:?}");
+    }
+
+    #[test]
     fn a_precise_small_change_is_no_material_change_not_better() {
-        // ×1.07 on every sample: significant, and inside the margin.
-        let row = total(&planted(20, 0.1, |_| 1.07));
+        // +1 point on every sample at 40%: significant, and inside the margin.
+        let base = around(0.4);
+        let row = total(&planted(20, &base, |i| base(i) + 0.01));
         assert!(row.p_adjusted < 0.05, "{row:?}");
         assert_eq!(row.verdict, ScoreVerdict::NoMaterialChange);
     }
 
     #[test]
+    fn a_rate_unmoved_in_the_mean_with_its_odds_moved_gets_no_verdict() {
+        // The parcel paraphrase: the total mean stays at 12%, while a few samples' tiny
+        // probabilities move ×8 (a large odds ratio carried by steps no run draws).
+        let base = |i: usize| if i < 6 { 1e-10 } else { 0.16 };
+        let variant = |i: usize| {
+            if i < 6 {
+                8e-10
+            } else {
+                0.16 - 0.001 * (i % 3) as f64
+            }
+        };
+        let row = total(&planted(24, base, variant));
+        assert!(row.difference.abs() < 0.002, "{row:?}");
+        assert!(
+            !matches!(row.verdict, ScoreVerdict::Better | ScoreVerdict::Worse),
+            "{row:?}"
+        );
+    }
+
+    #[test]
     fn an_effect_on_a_few_samples_is_unclear_or_found_never_reversed() {
-        // Three of twenty samples fall ×0.01: a concentrated effect.
-        let row = total(&planted(20, 0.1, |i| if i < 3 { 0.01 } else { 1.0 }));
-        assert!(row.ratio < 1.0);
+        // Three of twenty samples fall from 60% to 5%: a concentrated effect.
+        let row = total(&planted(20, |_| 0.6, |i| if i < 3 { 0.05 } else { 0.6 }));
+        assert!(row.difference < 0.0);
         assert_ne!(row.verdict, ScoreVerdict::Better);
         assert_ne!(row.verdict, ScoreVerdict::NoMaterialChange);
     }
 
     #[test]
     fn noise_in_both_directions_is_not_called() {
-        // Alternating ×3 and ×1/3: the mean log-ratio is 0.
+        // Alternating +20 and −20 points: the mean change is 0.
         let row = total(&planted(
             20,
-            0.1,
-            |i| if i % 2 == 0 { 3.0 } else { 1.0 / 3.0 },
+            |_| 0.5,
+            |i| if i % 2 == 0 { 0.7 } else { 0.3 },
         ));
         assert!(matches!(
             row.verdict,
@@ -390,40 +537,50 @@ mod tests {
     }
 
     #[test]
-    fn a_step_the_sampler_cannot_take_is_counted_and_its_likelihood_compared() {
-        let row = total(&planted(10, 0.2, |_| 0.0));
-        assert_eq!(row.cut, 10);
-        assert_eq!(row.mean_arm, 0.0);
-        assert_eq!(row.verdict, ScoreVerdict::Worse);
-        assert!(row.ratio > 0.0 && row.ratio < 1e-6, "{row:?}");
+    fn a_step_the_sampler_cuts_enters_as_zero_not_through_a_floor() {
+        // 1.5e-3 in the baseline, cut in the variant, on one sample of 20 otherwise unchanged
+        // at 30%: a change of −0.0075 points, nothing like the −21 a floored log-ratio gave.
+        let row = total(&planted(
+            20,
+            |i| if i == 0 { 1.5e-3 } else { 0.3 },
+            |i| {
+                if i == 0 {
+                    0.0
+                } else {
+                    0.3
+                }
+            },
+        ));
+        assert_eq!(row.cut, 1);
+        assert!(row.difference > -1e-4, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::NoMaterialChange, "{row:?}");
     }
 
     #[test]
-    fn a_reference_cut_in_both_arms_gets_no_verdict() {
-        // Simulation with a known truth: the likelihoods fall ×0.01 in the arm, but the
-        // sampler draws the reference in neither arm; half the samples are enough to say so.
-        let mut steps = Vec::new();
-        for i in 0..10 {
-            let id = format!("s{i}");
-            let (against, arm) = if i < 5 { (0.0, 0.0) } else { (0.3, 0.003) };
-            let mut a = step(&id, "c", Arm::Baseline, StepKind::Answers, against);
-            let mut b = step(&id, "c", Arm::variant(0), StepKind::Answers, arm);
-            if i < 5 {
-                a.likelihood = 1e-6;
-                b.likelihood = 1e-8;
-            }
-            steps.extend([a, b]);
-        }
-        let row = total(&steps);
-        assert!(row.out_of_reach, "{row:?}");
-        assert_eq!(row.verdict, ScoreVerdict::Unclear);
-        assert!(row.ratio < 0.1, "the ratio is still shown: {row:?}");
-        // Four of ten cut in both arms: within reach, and called.
-        let mut within = steps.clone();
-        within[0].probability = 0.2;
-        within[0].cut_by_sampler = false;
-        let row = total(&within);
-        assert!(!row.out_of_reach, "{row:?}");
-        assert_eq!(row.verdict, ScoreVerdict::Worse);
+    fn a_diagnostic_row_is_shown_and_never_tested() {
+        // The reference answer's words fall ×100 on every sample: a diagnostic, not a verdict,
+        // and it costs the tested rows nothing.
+        let mut steps = planted_kind(StepKind::AnswerWords, 20, |_| 0.4, |_| 0.004);
+        steps.extend(planted(20, around(0.5), |i| around(0.5)(i) - 0.2));
+        let rule = Rule {
+            level: ALPHA,
+            margin: DEFAULT_MARGIN,
+            confirm_repeats: DEFAULT_CONFIRM_REPEATS,
+        };
+        let c = compare("v", &steps, Arm::variant(0), Arm::Baseline, rule);
+        let words = c
+            .totals()
+            .find(|r| r.step == StepKind::AnswerWords)
+            .unwrap();
+        assert_eq!(words.verdict, ScoreVerdict::Diagnostic);
+        assert_eq!(words.p_adjusted, 1.0);
+        let calls = c.totals().find(|r| r.step == StepKind::Calls).unwrap();
+        assert_eq!(calls.verdict, ScoreVerdict::Worse);
+    }
+
+    #[test]
+    fn the_margin_is_points_or_a_share_of_a_rare_rate() {
+        assert!((DEFAULT_MARGIN.at(0.5, 0.4) - 0.05).abs() < 1e-12);
+        assert!((DEFAULT_MARGIN.at(0.029, 0.0) - 0.0145).abs() < 1e-12);
     }
 }

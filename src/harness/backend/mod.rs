@@ -25,7 +25,7 @@ pub const REFUSED: &str = "the server refuses such requests, so the run stops";
 pub fn refused(message: &str) -> bool {
     message.contains(REFUSED)
 }
-pub use open::{connect, open, OpenModel};
+pub use open::{connect, open, open_reproducible, OpenModel};
 pub use prompt_log::PromptLog;
 
 /// How the next token is chosen. `temperature <= 0` means greedy.

@@ -32,6 +32,20 @@ pub fn open(options: &LlamaOptions, parallel: usize) -> anyhow::Result<OpenModel
     })
 }
 
+/// The batched engine with `sequences` sequences whose cached prefixes are reused only in
+/// whole chunks, so that a prompt and a seed give the same tokens whatever was cached before:
+/// what draws that two arms must share need.
+pub fn open_reproducible(options: &LlamaOptions, sequences: usize) -> anyhow::Result<OpenModel> {
+    let engine = BatchedEngine::start(&BatchedOptions {
+        chunk_aligned_reuse: true,
+        ..BatchedOptions::new(options.clone(), sequences)
+    })?;
+    Ok(OpenModel::Batched {
+        handle: engine.handle(),
+        _engine: engine,
+    })
+}
+
 /// The model an OpenAI-compatible server serves; nothing is loaded here.
 pub fn connect(options: &OpenAiOptions) -> anyhow::Result<OpenModel> {
     Ok(OpenModel::Server(OpenAiBackend::connect(options)?))
