@@ -11,6 +11,7 @@ source scripts/bench_common.sh
 needs calibrate_margin.sh lscpu
 build_release
 out="${CALIBRATION_OUT:-$(mktemp -d)}"
+mkdir -p "$out"
 echo "cpu: $cpu"
 echo "score folders: $out"
 
@@ -31,11 +32,12 @@ planted[routing]="misleading.md sharper.md"
 
 false_verdicts=0
 neutral_count=0
-for pack in weather flights notes timetable builds routing; do
+failed=0
+for pack in ${CALIBRATION_PACKS:-builds timetable flights notes routing weather}; do
   args=()
   for v in ${neutral[$pack]} ${planted[$pack]}; do args+=(--variant "packs/$pack/variants/$v"); done
   "$bin" score --pack "$pack" "${args[@]}" --output "$out/$pack" --json "$@" >"$out/$pack.json" 2>"$out/$pack.err" \
-    || { echo "$pack: score failed: $(tail -1 "$out/$pack.err")"; continue; }
+    || { echo "$pack: score failed: $(tail -1 "$out/$pack.err")"; failed=$((failed + 1)); continue; }
   for v in ${neutral[$pack]} ${planted[$pack]}; do
     class=planted
     [[ " ${neutral[$pack]} " == *" $v "* ]] && class=neutral
@@ -58,3 +60,4 @@ PY
   done
 done
 echo "neutral wordings with a verdict: $false_verdicts of $neutral_count"
+[[ $failed == 0 ]] || { echo "$failed packs could not be scored"; exit 1; }

@@ -53,27 +53,25 @@ pub struct Agreement {
 /// What the run drew of one step in one unit: `None` when the unit says nothing of it (an
 /// answer judged only on the units that took the reference path to it).
 fn drawn(kind: StepKind, steps: &[&StepScore], unit: &JournalEntry) -> Option<bool> {
-    let first = unit.transcript.rounds.first().map_or("", |r| r.raw.as_str());
+    let first = unit
+        .transcript
+        .rounds
+        .first()
+        .map_or("", |r| r.raw.as_str());
     let text_of = |k: StepKind| steps.iter().find(|s| s.kind == k).map(|s| s.text.as_str());
     let laws_hold = |k: StepKind| -> Option<bool> {
         let laws = &steps.iter().find(|s| s.kind == k)?.drawn.as_ref()?.laws;
         Some(!unit.judgement.failed.iter().any(|f| laws.contains(f)))
     };
-    let reference_call = || -> Option<String> {
-        Some(format!(
-            "{}{}",
-            text_of(StepKind::Calls)?,
-            text_of(StepKind::Arguments).unwrap_or("")
-        ))
-    };
+    let reference_call = || text_of(StepKind::Arguments);
     match kind {
         StepKind::Calls => Some(first.starts_with(text_of(StepKind::Calls)?)),
-        StepKind::Arguments => Some(first.starts_with(&reference_call()?)),
+        StepKind::Arguments => Some(first.starts_with(reference_call()?)),
         StepKind::NoCall => Some(!first.starts_with(text_of(StepKind::NoCall)?)),
         StepKind::QuestionWords => Some(first.starts_with(text_of(StepKind::QuestionWords)?)),
         StepKind::Asks => laws_hold(StepKind::Asks),
         // The answer's rate is conditional on the path the score forces to it.
-        StepKind::Answers => match first.starts_with(&reference_call()?) {
+        StepKind::Answers => match first.starts_with(reference_call()?) {
             true => laws_hold(StepKind::Answers),
             false => None,
         },
@@ -81,14 +79,9 @@ fn drawn(kind: StepKind, steps: &[&StepScore], unit: &JournalEntry) -> Option<bo
     }
 }
 
-/// The scored rate a run's units are compared with: for arguments, the joint chance of the call
-/// and its arguments, the event a unit's first reply shows.
+/// The scored rate a run's units are compared with.
 fn scored(kind: StepKind, steps: &[&StepScore]) -> Option<f64> {
-    let of = |k: StepKind| steps.iter().find(|s| s.kind == k).map(|s| s.probability);
-    match kind {
-        StepKind::Arguments => Some(of(StepKind::Calls)? * of(StepKind::Arguments)?),
-        _ => of(kind),
-    }
+    steps.iter().find(|s| s.kind == kind).map(|s| s.probability)
 }
 
 /// Compares the score's steps with a run's units. The run must be of the same pack, sampler and

@@ -24,7 +24,8 @@ use crate::harness::tools::Registry;
 pub enum StepKind {
     /// Opens the reference call, through the tool's name.
     Calls,
-    /// Writes the reference call's arguments as the sample gives them, once it has opened it.
+    /// Opens the reference call and writes its arguments as the sample gives them: the whole
+    /// call, as a sampled run's argument law sees it.
     Arguments,
     /// Answers after the call's recorded result in a way the pack's answer laws pass: the share
     /// of replies drawn at that point that they pass.
@@ -55,7 +56,7 @@ impl StepKind {
     pub fn name(self) -> &'static str {
         match self {
             StepKind::Calls => "calls the tool",
-            StepKind::Arguments => "passes the arguments as written",
+            StepKind::Arguments => "calls with the arguments as written",
             StepKind::Answers => "answers as the laws ask",
             StepKind::NoCall => "does not call when not needed",
             StepKind::Asks => "asks the user as the laws ask",
@@ -418,20 +419,26 @@ fn step_scores(scored: &ScoredStep, context: &StepContext) -> Vec<StepScore> {
         )],
         Forced::Call { text, name_end } => {
             let end = scored.lead + name_end;
-            let (through, rest): (Vec<TokenScore>, Vec<TokenScore>) =
-                score.tokens.iter().cloned().partition(|t| t.end <= end);
+            let through: Vec<TokenScore> = score
+                .tokens
+                .iter()
+                .filter(|t| t.end <= end)
+                .cloned()
+                .collect();
             let mut steps = vec![make(
                 StepKind::Calls,
                 false,
                 format!("{lead}{}", &text[..*name_end]),
                 through,
             )];
+            // The whole call, opening and arguments: the event a sampled run's argument law
+            // sees, in its units (not the arguments given that the call was opened).
             if context.arguments_known {
                 steps.push(make(
                     StepKind::Arguments,
                     false,
-                    text[*name_end..].to_string(),
-                    rest,
+                    format!("{lead}{text}"),
+                    score.tokens.clone(),
                 ));
             }
             steps

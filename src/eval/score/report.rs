@@ -565,3 +565,90 @@ pub fn any_worse(summary: &ScoreSummary) -> bool {
         .filter(|c| c.name != "skill effect")
         .any(|c| c.any(ScoreVerdict::Worse))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::arm::Arm;
+    use crate::eval::score::rows::{self, Rule};
+    use crate::eval::score::{measure::StepScore, ScoreSettings};
+    use crate::harness::backend::Sampling;
+
+    fn step(id: &str, arm: Arm, kind: StepKind, p: f64) -> StepScore {
+        StepScore {
+            sample_id: id.into(),
+            category: "c".into(),
+            arm,
+            kind,
+            probability: p,
+            likelihood: p.max(1e-12),
+            cut_by_sampler: p == 0.0,
+            text: String::new(),
+            tokens: Vec::new(),
+            prompt_tokens: 0,
+            drawn: None,
+        }
+    }
+
+    /// A skill effect whose baseline calls at `rate` on 30 samples, against a control at 0.
+    fn summary_with_baseline_calls(rate: f64) -> ScoreSummary {
+        let mut steps = Vec::new();
+        for i in 0..30 {
+            let id = format!("s{i}");
+            steps.push(step(&id, Arm::Control, StepKind::Calls, 0.0));
+            steps.push(step(&id, Arm::Baseline, StepKind::Calls, rate));
+        }
+        let settings = ScoreSettings::default();
+        let rule = Rule {
+            level: 0.05,
+            margin: settings.margin,
+            confirm_repeats: settings.confirm_repeats,
+        };
+        ScoreSummary {
+            pack: "p".into(),
+            model: None,
+            sampling: Sampling::default(),
+            margin: settings.margin,
+            confirm_repeats: settings.confirm_repeats,
+            draws: 0,
+            variants: Vec::new(),
+            control: true,
+            samples: 30,
+            without_reference: Vec::new(),
+            unscored: Vec::new(),
+            comparisons: vec![rows::compare(
+                "skill effect",
+                &steps,
+                Arm::Baseline,
+                Arm::Control,
+                rule,
+            )],
+            prompt_tokens: 0,
+            cached_prompt_tokens: 0,
+            drawn_tokens: 0,
+            secs: 0.0,
+            agreement: None,
+        }
+    }
+
+    // A change: the expected answers come from the rule as written (under 5%).
+
+    #[test]
+    fn a_baseline_that_barely_calls_is_said_first() {
+        let summary = summary_with_baseline_calls(0.02);
+        let line = barely_acts(&summary).expect("2% is under 5%");
+        assert!(line.contains("2.0%"), "{line}");
+        assert!(terminal(&summary).starts_with("The model barely acts"));
+        assert!(markdown(&summary).contains("barely acts"));
+        assert!(barely_acts(&summary_with_baseline_calls(0.4)).is_none());
+    }
+
+    #[test]
+    fn a_headline_names_rates_and_points_not_odds() {
+        let summary = summary_with_baseline_calls(0.4);
+        let headline = headline(&summary.comparisons[0]);
+        assert!(headline.contains("better"), "{headline}");
+        assert!(headline.contains("0% → 40%"), "{headline}");
+        assert!(headline.contains("+40.0 pp"), "{headline}");
+    }
+}

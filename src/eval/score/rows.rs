@@ -5,7 +5,7 @@
 //! test over every row of the comparison (joint sign flips of whole samples, step-down min-P: the
 //! same procedure and error budget as a sampled run's rows, decision 015). A verdict needs
 //! significance, a change beyond the margin, and a rate the planned sampled confirmation could
-//! draw at all (decision 026). The geometric-mean odds ratio is kept as a column for reading a
+//! draw at all (decision 028). The geometric-mean odds ratio is kept as a column for reading a
 //! rare step; it decides nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
