@@ -466,6 +466,25 @@ fn station_fixture(p: &Place, file: &str, station: &str, status: u16, body: &str
     text
 }
 
+/// `--record all` of a call to Bury with the tool `script`, whose own failing answer ("No
+/// station called 'Bury'", status 500) is on file; the file must be left as it is.
+fn record_all_over_the_tools_own_answer(p: &Place, script: &str, timeout: u32) -> Vec<String> {
+    p.mini_command_tool(script, timeout);
+    let kept = station_fixture(p, "bury.json", "Bury", 500, "No station called 'Bury'");
+    p.then(move |p| {
+        let now =
+            std::fs::read_to_string(p.mini.join("fixtures/station_reading/bury.json")).unwrap();
+        (now == kept)
+            .then_some(())
+            .ok_or_else(|| format!("bury.json was replaced: {now}"))
+    });
+    server_run(
+        p,
+        &completion_server(&station_call("Bury")),
+        &["--record", "all", "--limit", "1"],
+    )
+}
+
 /// The mini corpus with its first sample given `extra` fields.
 fn first_sample_with(p: &Place, extra: serde_json::Value) {
     let corpus = p.mini.join("corpus.jsonl");
@@ -2391,29 +2410,13 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "--record all: a tool's own failing answer on file is not replaced by its death by a signal",
-            setup: |p| {
-                p.mini_command_tool("kill -SEGV $$", 10);
-                let kept = station_fixture(p, "bury.json", "Bury", 500, "No station called 'Bury'");
-                p.then(move |p| {
-                    let now = std::fs::read_to_string(p.mini.join("fixtures/station_reading/bury.json")).unwrap();
-                    (now == kept).then_some(()).ok_or_else(|| format!("bury.json was replaced: {now}"))
-                });
-                server_run(p, &completion_server(&station_call("Bury")), &["--record", "all", "--limit", "1"])
-            },
+            setup: |p| record_all_over_the_tools_own_answer(p, "kill -SEGV $$", 10),
             code: 1,
             words: &["killed by signal 11", "bury.json (status 500) was kept"],
         },
         Case {
             name: "--record all: an answer on file is not replaced by a time-out",
-            setup: |p| {
-                p.mini_command_tool("sleep 20", 1);
-                let kept = station_fixture(p, "bury.json", "Bury", 500, "No station called 'Bury'");
-                p.then(move |p| {
-                    let now = std::fs::read_to_string(p.mini.join("fixtures/station_reading/bury.json")).unwrap();
-                    (now == kept).then_some(()).ok_or_else(|| format!("bury.json was replaced: {now}"))
-                });
-                server_run(p, &completion_server(&station_call("Bury")), &["--record", "all", "--limit", "1"])
-            },
+            setup: |p| record_all_over_the_tools_own_answer(p, "sleep 20", 1),
             code: 1,
             words: &["timed out after 1 s", "bury.json (status 500) was kept"],
         },

@@ -97,31 +97,28 @@ impl LiveServices {
                         tool_answered: true,
                     }
                 }
-                // A failing program's own words are its answer: stderr, or stdout if it said
-                // nothing there.
+                // A failing program's own words are its answer.
                 CommandAnswer::Exited {
                     code,
                     stdout,
                     stderr,
                 } => LiveAnswer {
-                    status: 500,
-                    body: Value::String(own_words(stdout, stderr)),
-                    printed: None,
-                    note: Some(format!("exit code {code}")),
-                    recorded_with,
                     tool_answered: true,
+                    ..failed(stdout, stderr, format!("exit code {code}"), recorded_with)
                 },
+                // Not the tool's own answer, though recorded where the key has none.
                 CommandAnswer::Killed {
                     signal,
                     stdout,
                     stderr,
                 } => LiveAnswer {
-                    status: 500,
-                    body: Value::String(own_words(stdout, stderr)),
-                    printed: None,
-                    note: Some(format!("killed by signal {signal}")),
-                    recorded_with,
                     tool_answered: false,
+                    ..failed(
+                        stdout,
+                        stderr,
+                        format!("killed by signal {signal}"),
+                        recorded_with,
+                    )
                 },
                 CommandAnswer::TimedOut => LiveAnswer {
                     status: 504,
@@ -287,15 +284,22 @@ pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureSto
     Ok(store)
 }
 
-/// A failing program's own words: stderr, or stdout if it said nothing there.
-fn own_words(stdout: String, stderr: String) -> String {
-    if stderr.trim().is_empty() {
+/// A failed program's answer (status 500): its own words, stderr, or stdout if it said nothing
+/// there.
+fn failed(stdout: String, stderr: String, note: String, recorded_with: String) -> LiveAnswer {
+    let words = if stderr.trim().is_empty() {
         stdout
     } else {
         stderr
+    };
+    LiveAnswer {
+        status: 500,
+        body: Value::String(words.trim().to_string()),
+        printed: None,
+        note: Some(note),
+        recorded_with,
+        tool_answered: true,
     }
-    .trim()
-    .to_string()
 }
 
 /// Adds where an answer came from to what the tool said about it (a weather report's
