@@ -33,7 +33,13 @@ fn end_quietly_on_closed_stdout() {
 fn main() -> ExitCode {
     end_quietly_on_closed_stdout();
     let cli = Cli::parse();
-    match run_command(cli.command) {
+    let result = run_command(cli.command);
+    // Output the command could not write is lost: an error whatever the command's own status.
+    if let (Ok(_), Some(why)) = (&result, skilleval::base::stdout::lost_output()) {
+        eprintln!("error: stdout: cannot write: {why}; the command's work is done, but its output is lost");
+        return ExitCode::from(1);
+    }
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // One line: the chain of causes joined, no backtrace.

@@ -31,6 +31,11 @@ struct Place {
     after: RefCell<Vec<After>>,
     /// Processes the setup started, waited for after the command.
     background: RefCell<Vec<std::process::Child>>,
+    /// The folder the command (and `skilleval` steps of the setup) run in; the checkout if
+    /// none.
+    cwd: RefCell<Option<PathBuf>>,
+    /// A file the command's stdout goes to instead of a pipe.
+    stdout_to: RefCell<Option<PathBuf>>,
 }
 
 impl Place {
@@ -51,7 +56,26 @@ impl Place {
             env: RefCell::new(Vec::new()),
             after: RefCell::new(Vec::new()),
             background: RefCell::new(Vec::new()),
+            cwd: RefCell::new(None),
+            stdout_to: RefCell::new(None),
         }
+    }
+
+    /// The folder commands run in.
+    fn cwd(&self) -> PathBuf {
+        self.cwd
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+    }
+
+    /// Commands run in the place's own folder, which has no `packs/`, with a cache of their
+    /// own: a pack name reaches the shipped pack, written out under `root/cache`.
+    fn outside_the_checkout(&self) -> PathBuf {
+        *self.cwd.borrow_mut() = Some(self.root.clone());
+        let cache = self.root.join("cache");
+        self.set_env("SKILLEVAL_CACHE_DIR", &cache.display().to_string());
+        cache
     }
 
     fn set_env(&self, name: &str, value: &str) {
@@ -67,7 +91,8 @@ impl Place {
     fn skilleval(&self, args: &[String]) -> (i32, String) {
         let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
             .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .envs(self.env.borrow().iter().cloned())
+            .current_dir(self.cwd())
             .stdin(std::process::Stdio::null())
             .output()
             .expect("the binary runs");
@@ -390,6 +415,86 @@ fn alive(pid: &str) -> bool {
     std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
         .map(|s| !s.contains(") Z "))
         .unwrap_or(false)
+}
+
+/// `server_run` of the pack `pack` (a name or a path) instead of the mini pack.
+fn server_run_pack(p: &Place, pack: &str, endpoint: &str, more: &[&str]) -> Vec<String> {
+    let mut args = server_run(p, endpoint, more);
+    args[2] = pack.to_string();
+    args
+}
+
+/// A finished run of the shipped pack `pack`, from the place's own folder (no `packs/` there)
+/// at a server whose every reply is `text`; its run id and the cache the pack was written to.
+fn finished_shipped_run(p: &Place, pack: &str, text: &str) -> (String, PathBuf) {
+    let cache = p.outside_the_checkout();
+    let before = p.runs();
+    let args = server_run_pack(p, pack, &completion_server(text), &["--limit", "1"]);
+    let (code, output) = p.skilleval(&args);
+    assert!(code == 0, "setup run failed ({code}): {output}");
+    let run = p
+        .runs()
+        .into_iter()
+        .find(|r| !before.contains(r))
+        .expect("a new run folder");
+    (run, cache)
+}
+
+/// The one folder of shipped packs under `cache`.
+fn shipped_root_in(cache: &Path) -> PathBuf {
+    std::fs::read_dir(cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("packs-")
+        })
+        .expect("the shipped packs were written out")
+}
+
+/// A mini pack fixture for `station`, hand-written with `status` and `body`.
+fn station_fixture(p: &Place, file: &str, station: &str, status: u16, body: &str) -> String {
+    let text = format!(
+        "{{\n  \"tool\": \"station_reading\",\n  \"arguments\": {{\"station\": {}}},\n  \"recorded_from_live\": true,\n  \"status\": {status},\n  \"body\": {}\n}}\n",
+        toml_string(station),
+        toml_string(body)
+    );
+    p.write(&format!("mini/fixtures/station_reading/{file}"), &text);
+    text
+}
+
+/// `--record all` of a call to Bury with the tool `script`, whose own failing answer ("No
+/// station called 'Bury'", status 500) is on file; the file must be left as it is.
+fn record_all_over_the_tools_own_answer(p: &Place, script: &str, timeout: u32) -> Vec<String> {
+    p.mini_command_tool(script, timeout);
+    let kept = station_fixture(p, "bury.json", "Bury", 500, "No station called 'Bury'");
+    p.then(move |p| {
+        let now =
+            std::fs::read_to_string(p.mini.join("fixtures/station_reading/bury.json")).unwrap();
+        (now == kept)
+            .then_some(())
+            .ok_or_else(|| format!("bury.json was replaced: {now}"))
+    });
+    server_run(
+        p,
+        &completion_server(&station_call("Bury")),
+        &["--record", "all", "--limit", "1"],
+    )
+}
+
+/// The mini corpus with its first sample given `extra` fields.
+fn first_sample_with(p: &Place, extra: serde_json::Value) {
+    let corpus = p.mini.join("corpus.jsonl");
+    let text = std::fs::read_to_string(&corpus).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut sample: serde_json::Value = serde_json::from_str(first).unwrap();
+    for (key, value) in extra.as_object().unwrap() {
+        sample[key] = value.clone();
+    }
+    std::fs::write(&corpus, format!("{sample}\n{rest}")).unwrap();
 }
 
 fn cases() -> Vec<Case> {
@@ -1892,7 +1997,7 @@ fn cases() -> Vec<Case> {
         Case {
             name: "--request-timeout 18446744073709551615",
             setup: |p| server_run(p, "http://127.0.0.1:1", &["--request-timeout", "18446744073709551615"]),
-            code: 1,
+            code: 2,
             words: &["--request-timeout", "at most 86400"],
         },
         // ── class 6: bad inputs refused before they cost anything ──
@@ -2015,7 +2120,7 @@ fn cases() -> Vec<Case> {
                 s(&["fixtures", &run, "--output", &p.output.display().to_string(), "--pack", &p.weather.display().to_string()])
             },
             code: 1,
-            words: &["--pack", "is not the pack run"],
+            words: &["--pack", "is not the run's pack"],
         },
         Case {
             name: "an --output that cannot be written, before the model loads",
@@ -2166,6 +2271,261 @@ fn cases() -> Vec<Case> {
             code: 1,
             words: &["judge-cases.jsonl", "FIFO"],
         },
+        // ── Reliability IV: the shipped packs' cache, and nothing lost or accepted in silence ──
+        Case {
+            name: "stamp of a run of a shipped pack never writes into the cache",
+            setup: |p| {
+                let (run, cache) = finished_shipped_run(p, "flights", "It is on time.");
+                let skill = shipped_root_in(&cache).join("packs/flights/skills/flight-status/SKILL.md");
+                let before = std::fs::read_to_string(&skill).unwrap();
+                p.then(move |_| {
+                    let now = std::fs::read_to_string(&skill).unwrap();
+                    (now == before).then_some(()).ok_or_else(|| "the cached SKILL.md was stamped".to_string())
+                });
+                let shown = shipped_root_in(&cache).join("packs/flights/skills/flight-status/SKILL.md");
+                s(&["stamp", &run, "--output", &p.output.display().to_string(), "--variant", &shown.display().to_string()])
+            },
+            code: 1,
+            words: &["would write into the cache of the shipped packs", "cp -r", "--into FILE"],
+        },
+        Case {
+            name: "stamp --into a copy of a shipped pack's skill stamps the copy alone",
+            setup: |p| {
+                let (run, cache) = finished_shipped_run(p, "flights", "It is on time.");
+                let cached = shipped_root_in(&cache).join("packs/flights/skills/flight-status/SKILL.md");
+                let copy = p.root.join("mine/SKILL.md");
+                std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+                std::fs::copy(&cached, &copy).unwrap();
+                let before = std::fs::read_to_string(&cached).unwrap();
+                let copied = copy.clone();
+                p.then(move |_| {
+                    let cache_now = std::fs::read_to_string(&cached).unwrap();
+                    let copy_now = std::fs::read_to_string(&copied).unwrap();
+                    match (cache_now == before, copy_now.contains("# skilleval: run")) {
+                        (true, true) => Ok(()),
+                        state => Err(format!("(cache unchanged, copy stamped) = {state:?}")),
+                    }
+                });
+                let shown = shipped_root_in(&cache).join("packs/flights/skills/flight-status/SKILL.md");
+                s(&["stamp", &run, "--output", &p.output.display().to_string(), "--variant", &shown.display().to_string(), "--into", &copy.display().to_string()])
+            },
+            code: 0,
+            words: &["stamped", "mine/SKILL.md"],
+        },
+        Case {
+            name: "an edit to a cached shipped skill never reaches a run: the file is written out again, read-only",
+            setup: |p| {
+                let cache = p.outside_the_checkout();
+                let (code, text) = p.skilleval(&s(&["check", "--pack", "flights"]));
+                assert_eq!(code, 0, "{text}");
+                let skill = shipped_root_in(&cache).join("packs/flights/skills/flight-status/SKILL.md");
+                let shipped = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/flights/skills/flight-status/SKILL.md")).unwrap();
+                let mut permissions = std::fs::metadata(&skill).unwrap().permissions();
+                #[allow(clippy::permissions_set_readonly_false)]
+                permissions.set_readonly(false);
+                std::fs::set_permissions(&skill, permissions).unwrap();
+                p.append(&skill, "\nAlways answer in French.\n");
+                p.then(move |_| {
+                    let now = std::fs::read_to_string(&skill).unwrap();
+                    let read_only = std::fs::metadata(&skill).unwrap().permissions().readonly();
+                    (now == shipped && read_only).then_some(()).ok_or_else(|| format!("the edit stayed ({}) or the file is writable ({})", now != shipped, !read_only))
+                });
+                s(&["run", "--pack", "flights", "--model", NO_MODEL, "--output", &p.output.display().to_string()])
+            },
+            code: 1,
+            words: &["differed from the binary's", "written out again", REACHED_MODEL],
+        },
+        Case {
+            name: "a file added to the cached shipped packs is refused, naming it and the fix",
+            setup: |p| {
+                let cache = p.outside_the_checkout();
+                let (code, text) = p.skilleval(&s(&["check", "--pack", "flights"]));
+                assert_eq!(code, 0, "{text}");
+                let root = shipped_root_in(&cache);
+                std::fs::create_dir_all(root.join("packs/flights/skills/extra")).unwrap();
+                std::fs::write(root.join("packs/flights/skills/extra/SKILL.md"), "---\nname: extra\ndescription: x\n---\nx\n").unwrap();
+                s(&["check", "--pack", "flights"])
+            },
+            code: 1,
+            words: &["skills/extra/SKILL.md", "does not ship", "rm -rf"],
+        },
+        Case {
+            name: "a damaged cached pack names the cache folder and the fix",
+            setup: |p| {
+                let cache = p.outside_the_checkout();
+                let (code, text) = p.skilleval(&s(&["check", "--pack", "flights"]));
+                assert_eq!(code, 0, "{text}");
+                let toml = shipped_root_in(&cache).join("packs/flights/pack.toml");
+                std::fs::remove_file(&toml).unwrap();
+                std::fs::create_dir_all(&toml).unwrap();
+                s(&["check", "--pack", "flights"])
+            },
+            code: 1,
+            words: &["packs/flights/pack.toml", "damaged", "rm -rf {root}/cache/packs-"],
+        },
+        Case {
+            name: "--record with a shipped pack never records into the cache",
+            setup: |p| {
+                p.outside_the_checkout();
+                s(&["run", "--pack", "flights", "--record", "gaps", "--model", NO_MODEL, "--output", &p.output.display().to_string()])
+            },
+            code: 1,
+            words: &["--record would write into the cache of the shipped packs", "--pack my-packs/packs/flights"],
+        },
+        Case {
+            name: "report --rejudge of a run whose pack folder moved: no shipped pack of the same name in its place",
+            setup: |p| {
+                let mine = p.root.join("myflights");
+                copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("packs/flights"), &mine);
+                let (run, _) = finished_shipped_run(p, &mine.display().to_string(), "It is on time.");
+                std::fs::rename(&mine, p.root.join("moved")).unwrap();
+                s(&["report", &run, "--output", &p.output.display().to_string(), "--rejudge"])
+            },
+            code: 1,
+            words: &["myflights/pack.toml, which is gone", "--pack"],
+        },
+        Case {
+            name: "report --rejudge --pack of another pack: not the run's pack",
+            setup: |p| {
+                let run = p.finished_run("It is mild.", &[]);
+                s(&["report", &run, "--output", &p.output.display().to_string(), "--rejudge", "--pack", &p.weather.display().to_string()])
+            },
+            code: 1,
+            words: &["--pack", "is not the run's pack", "ran pack \"mini\""],
+        },
+        Case {
+            name: "a command tool whose background child holds stdout: its answer is taken when it exits",
+            setup: |p| {
+                p.mini_command_tool("sleep 30 & echo 'Bgchild: 12 °C'", 3);
+                p.then(|p| {
+                    let files = p.mini_fixture_files();
+                    let recorded = files.iter().find(|f| f.starts_with("bgchild")).ok_or_else(|| format!("no recording: {files:?}"))?;
+                    let text = std::fs::read_to_string(p.mini.join("fixtures/station_reading").join(recorded)).unwrap();
+                    (text.contains("\"status\": 200") && text.contains("12 °C")).then_some(()).ok_or_else(|| format!("recorded: {text}"))
+                });
+                server_run(p, &completion_server(&station_call("Bgchild")), &["--record", "gaps", "--limit", "1"])
+            },
+            code: 0,
+            words: &["run "],
+        },
+        Case {
+            name: "--record all: a tool's own failing answer on file is not replaced by its death by a signal",
+            setup: |p| record_all_over_the_tools_own_answer(p, "kill -SEGV $$", 10),
+            code: 1,
+            words: &["killed by signal 11", "bury.json (status 500) was kept"],
+        },
+        Case {
+            name: "--record all: an answer on file is not replaced by a time-out",
+            setup: |p| record_all_over_the_tools_own_answer(p, "sleep 20", 1),
+            code: 1,
+            words: &["timed out after 1 s", "bury.json (status 500) was kept"],
+        },
+        Case {
+            name: "run --json > /dev/full exits 1 with one line: a failed write is no closed pipe",
+            setup: |p| {
+                *p.stdout_to.borrow_mut() = Some(PathBuf::from("/dev/full"));
+                server_run(p, &completion_server("It is mild."), &["--json", "--limit", "1"])
+            },
+            code: 1,
+            words: &["stdout: cannot write", "No space left on device"],
+        },
+        Case {
+            name: "check: a reference_turns call with an argument the tool does not take",
+            setup: |p| {
+                first_sample_with(p, serde_json::json!({
+                    "user": {"replies": [{"on": "question", "say": "Oslo"}], "turns": 1},
+                    "reference_turns": [{"calls": [{"tool": "station_reading", "arguments": {"station": "Oslo Blindern", "units": "C"}}], "reply": "It is 3 °C at Oslo Blindern."}]
+                }));
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["corpus.jsonl", "line 1", "field `reference_turns[0].calls[0]`", "argument \"units\" is not one the tool takes"],
+        },
+        Case {
+            name: "score: a reference_turns call with an argument of the wrong type, before the model",
+            setup: |p| {
+                first_sample_with(p, serde_json::json!({
+                    "user": {"replies": [{"on": "question", "say": "Oslo"}], "turns": 1},
+                    "reference_turns": [{"calls": [{"tool": "station_reading", "arguments": {"station": {"name": "Oslo"}}}], "reply": "It is 3 °C."}]
+                }));
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &p.mini.display().to_string(), "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["field `reference_turns[0].calls[0]`", "Argument \"station\" must be"],
+        },
+        Case {
+            name: "read_tool_output(offset=-5) is an error the model sees, not a read from the start",
+            setup: |p| {
+                edit(&p.mini_toml(), "skill = \"stations\"\n", "skill = \"stations\"\nlong_tool_output = \"spill\"\ncall_format = \"markup\"\n");
+                p.then(|p| {
+                    let run = p.runs().pop().ok_or("no run folder")?;
+                    let journal = std::fs::read_to_string(p.output.join(run).join("journal.jsonl")).unwrap_or_default();
+                    journal.contains("offset must be a whole number from 0").then_some(()).ok_or_else(|| "the journal holds no error about the offset".to_string())
+                });
+                let call = "<function=read_tool_output><parameter=file>tool-output-1.txt</parameter><parameter=offset>-5</parameter></function>";
+                server_run(p, &completion_server(call), &["--limit", "1"])
+            },
+            code: 0,
+            words: &["run "],
+        },
+        Case {
+            name: "two question replies under turns: 1 are refused: the second can never be said",
+            setup: |p| {
+                first_sample_with(p, serde_json::json!({
+                    "user": {"replies": [{"on": "question", "say": "Oslo"}, {"on": "question", "say": "Blindern"}], "turns": 1}
+                }));
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["corpus.jsonl:1", "field `user.replies[1]`", "can never be said"],
+        },
+        Case {
+            name: "a 2,000,000-character server reply in a pack of 64 tokens a round is cut, with a warning",
+            setup: |p| {
+                p.then(|p| {
+                    let run = p.runs().pop().ok_or("no run folder")?;
+                    let size = std::fs::metadata(p.output.join(run).join("journal.jsonl")).map(|m| m.len()).unwrap_or(0);
+                    (size > 0 && size < 200_000).then_some(()).ok_or_else(|| format!("journal.jsonl holds {size} bytes"))
+                });
+                server_run(p, &completion_server(&"x".repeat(2_000_000)), &["--limit", "1"])
+            },
+            code: 0,
+            words: &["held 2000000 characters", "is cut to 8192 characters"],
+        },
+        Case {
+            name: "tool_output_chars too large for TOML names the field and the limit",
+            setup: |p| {
+                edit(&p.mini_toml(), "max_tokens_per_round = 64", "max_tokens_per_round = 64\ntool_output_chars = 99999999999999999999");
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["pack.toml:", "field `budgets.tool_output_chars`", "at most 1000000"],
+        },
+        Case {
+            name: "tool_output_chars past its limit names the field and the limit",
+            setup: |p| {
+                edit(&p.mini_toml(), "max_tokens_per_round = 64", "max_tokens_per_round = 64\ntool_output_chars = 5000000000");
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["field `budgets.tool_output_chars`", "more than 1000000"],
+        },
+        Case {
+            name: "--request-timeout too large for any integer names the flag and the limit",
+            setup: |p| server_run(p, "http://127.0.0.1:1", &["--request-timeout", "99999999999999999999999"]),
+            code: 2,
+            words: &["--request-timeout", "86400 (a day)"],
+        },
+        Case {
+            name: "init --out /dev/null says it is no folder",
+            setup: |p| {
+                let skill = skill_granting(p, "notes", "list_notes");
+                s(&["init", "--skill", &skill, "--out", "/dev/null", "--recorded", "list_notes", "--args", "list_notes=folder"])
+            },
+            code: 1,
+            words: &["--out /dev/null", "not a folder"],
+        },
     ]
 }
 
@@ -2182,12 +2542,21 @@ fn every_case_gets_its_exit_code_and_its_words() {
             left_to_full_tier.push(case.name);
             continue;
         }
+        let stdout = match place.stdout_to.borrow().as_ref() {
+            Some(path) => std::process::Stdio::from(
+                File::options()
+                    .write(true)
+                    .open(path)
+                    .expect("the case's stdout opens"),
+            ),
+            None => std::process::Stdio::piped(),
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_skilleval"))
             .args(&args)
             .envs(place.env.borrow().iter().cloned())
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(place.cwd())
             .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
+            .stdout(stdout)
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("the binary runs");

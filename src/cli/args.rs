@@ -93,8 +93,34 @@ pub struct BackendArgs {
     #[arg(long)]
     pub server_prompt_cache: bool,
     /// Seconds one server request may take before it counts as failed (--backend openai)
-    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = parse_request_timeout)]
     pub request_timeout: u64,
+}
+
+/// The longest `--request-timeout`: a deadline is now plus the time-out, and a huge one would
+/// overflow the clock.
+const REQUEST_TIMEOUT_MAX_SECS: u64 = 86_400;
+
+/// `--request-timeout`: whole seconds from 1 to a day; a number too large for any integer says
+/// the limit too.
+fn parse_request_timeout(text: &str) -> Result<u64, String> {
+    let limit = format!("give whole seconds from 1 to {REQUEST_TIMEOUT_MAX_SECS} (a day)");
+    let secs: u64 = match text.trim().parse() {
+        Ok(secs) => secs,
+        Err(_) if !text.trim().is_empty() && text.trim().bytes().all(|b| b.is_ascii_digit()) => {
+            return Err(format!(
+                "{text} is more than {REQUEST_TIMEOUT_MAX_SECS}; {limit}"
+            ))
+        }
+        Err(_) => return Err(format!("{text:?} is no whole number; {limit}")),
+    };
+    match secs {
+        0 => Err(format!("must be at least 1 second; {limit}")),
+        s if s > REQUEST_TIMEOUT_MAX_SECS => Err(format!(
+            "{s}: at most {REQUEST_TIMEOUT_MAX_SECS} seconds (a day)"
+        )),
+        s => Ok(s),
+    }
 }
 
 impl BackendArgs {
@@ -118,16 +144,6 @@ impl BackendArgs {
                 options.family = model.family;
                 options.retries = self.retries;
                 options.prompt_cache = self.server_prompt_cache;
-                if self.request_timeout == 0 {
-                    anyhow::bail!("--request-timeout: must be at least 1 second");
-                }
-                // A deadline is now plus the time-out: a huge one would overflow the clock.
-                if self.request_timeout > 86_400 {
-                    anyhow::bail!(
-                        "--request-timeout {}: at most 86400 seconds (a day)",
-                        self.request_timeout
-                    );
-                }
                 options.timeout = std::time::Duration::from_secs(self.request_timeout);
                 Ok(Some(options))
             }

@@ -35,17 +35,6 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
     let dir = record::find(&args.run, &args.output)?;
     let record = record::load(&dir)?;
     let pack = crate::eval::pack::source::of_run(&record.manifest, args.pack.as_deref())?;
-    // Stubs belong to the pack the run ran: another pack's folders would gain files keyed by
-    // calls its tools never saw.
-    if pack.name != record.manifest.pack {
-        anyhow::bail!(
-            "--pack {}: pack {:?} is not the pack run {} ran ({:?}); its stubs belong there",
-            args.pack.as_deref().unwrap_or_default(),
-            pack.name,
-            record.manifest.run_id,
-            record.manifest.pack
-        );
-    }
     let gaps = gap_calls(&record.entries);
     if gaps.is_empty() {
         crate::outln!(
@@ -53,6 +42,11 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
             record.manifest.run_id
         );
         return Ok(0);
+    }
+    if !args.dry_run {
+        for route in pack.routes() {
+            crate::eval::pack::source::refuse_write_into_shipped(&route.dir, "fixtures")?;
+        }
     }
     // Only the routes: a stub is written beside the recordings, never over one.
     let store = FixtureStore::load_to_record(pack.routes())?;
@@ -100,7 +94,7 @@ pub fn run(args: FixturesArgs) -> anyhow::Result<u8> {
                 crate::eval::fixture_store::Recorded::Written(path) => {
                     crate::outln!("wrote {}", path.display())
                 }
-                crate::eval::fixture_store::Recorded::KeptGood { path, .. }
+                crate::eval::fixture_store::Recorded::Kept { path, .. }
                 | crate::eval::fixture_store::Recorded::EarlierInRun { path, .. } => {
                     crate::outln!(
                         "keep {} (answers {} {})",

@@ -96,6 +96,17 @@ fn split_words(flag: &str, text: &str) -> anyhow::Result<Vec<String>> {
 }
 
 pub fn run(args: InitArgs) -> anyhow::Result<u8> {
+    // The pack is a folder: a file or a device there ("File exists" from create_dir_all) is
+    // said as what it is.
+    if let Ok(meta) = std::fs::metadata(&args.out) {
+        if !meta.is_dir() {
+            anyhow::bail!(
+                "--out {}: is {}, not a folder; name a folder for the new pack (one that does not exist yet, or an empty one)",
+                args.out.display(),
+                if meta.is_file() { "a file" } else { "a device, FIFO or socket" }
+            );
+        }
+    }
     let mut commands = BTreeMap::new();
     for value in &args.commands {
         let (tool, argv) = split_pair("command", value)?;

@@ -12,7 +12,7 @@ use crate::eval::stamp;
 pub const EXAMPLES: &str = "Examples:
   skilleval stamp 20261201-090000-weather                 # a variant with a row better, none worse
   skilleval stamp 20261201-090000-weather --variant packs/weather/variants/c.md
-  skilleval stamp 20261201-090000-weather --dry-run       # print the stamped file instead";
+  skilleval stamp 20261201-090000-flights --into my-skills/flight-status/SKILL.md --dry-run";
 
 #[derive(Args, Debug)]
 pub struct StampArgs {
@@ -28,12 +28,16 @@ pub struct StampArgs {
     /// Print the stamped file on stdout and change nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Stamp this copy of the winning wording instead of the run's own file (its body must be
+    /// the one the run measured): for a run of a shipped pack, whose files are the binary's
+    #[arg(long, value_name = "FILE")]
+    pub into: Option<PathBuf>,
 }
 
 pub fn run(args: StampArgs) -> anyhow::Result<u8> {
     let record = record::load(&record::find(&args.run, &args.output)?)?;
     let summary = run_summary::of_record(&record)?;
-    let winner = stamp::winner(&record, &summary, args.variant.as_deref())?;
+    let mut winner = stamp::winner(&record, &summary, args.variant.as_deref())?;
     if winner.declined.is_empty() {
         for (file, rows) in stamp::passed_over(&record, &summary) {
             eprintln!(
@@ -55,6 +59,13 @@ pub fn run(args: StampArgs) -> anyhow::Result<u8> {
             "stamp: no variant of run {} has a row better beyond noise and none worse, so the baseline keeps its place",
             record.manifest.run_id
         );
+    }
+    if let Some(copy) = &args.into {
+        winner.file = copy.clone();
+    }
+    if !args.dry_run {
+        crate::eval::pack::source::refuse_write_into_shipped(&winner.file, "stamp")
+            .map_err(|e| anyhow::anyhow!("{e:#}; or stamp a copy of the file with --into FILE"))?;
     }
     let stamped = stamp::stamp(&record, &summary, winner)?;
     if args.dry_run {

@@ -186,9 +186,10 @@ pub fn slug(text: &str) -> String {
 pub enum Recorded {
     /// Written to this file.
     Written(PathBuf),
-    /// Not written: the file holds a good answer (a 2xx status) for the key and the live tool
-    /// failed, so the good answer is kept.
-    KeptGood { path: PathBuf, kept: Box<Fixture> },
+    /// Not written: the file holds an answer for the key that the new one may not replace (a
+    /// good answer, and the live tool failed; or any answer, and the live tool gave none of its
+    /// own: it died of a signal or timed out), so the file's answer is kept.
+    Kept { path: PathBuf, kept: Box<Fixture> },
     /// Not written: a call earlier in this run recorded the same key (its arguments fold to the
     /// same), and its recording stands for the run; `same` when this answer is that one's.
     EarlierInRun { path: PathBuf, same: bool },
@@ -374,6 +375,16 @@ impl FixtureStore {
     /// once write one file per key; the file is written atomically (`base::write`); a good
     /// answer on disk is never replaced by a failure, and a key is written once a run.
     pub fn record(&self, fixture: Fixture) -> anyhow::Result<Recorded> {
+        self.record_answer(fixture, true)
+    }
+
+    /// [`FixtureStore::record`] for what is no answer of the tool's own (a death by a signal, a
+    /// time-out): written only where the key has no answer on file, never over one.
+    pub fn record_no_answer(&self, fixture: Fixture) -> anyhow::Result<Recorded> {
+        self.record_answer(fixture, false)
+    }
+
+    fn record_answer(&self, fixture: Fixture, tool_answered: bool) -> anyhow::Result<Recorded> {
         let route = self
             .routes
             .get(&fixture.tool)
@@ -434,11 +445,11 @@ impl FixtureStore {
         }
         let (path, existing) = found.expect("a free name is found");
         if let Some(existing) = existing {
-            if !existing.stub && is_good_status(existing.status) && !is_good_status(fixture.status)
-            {
+            let worse = is_good_status(existing.status) && !is_good_status(fixture.status);
+            if !existing.stub && (worse || !tool_answered) {
                 entries.insert(id.clone(), (path.clone(), existing.clone()));
                 self.recorded.lock().expect("record lock").insert(id);
-                return Ok(Recorded::KeptGood {
+                return Ok(Recorded::Kept {
                     path,
                     kept: Box::new(existing),
                 });
@@ -527,11 +538,30 @@ mod tests {
         a.record(answer("Paris", 200, "good")).unwrap();
         let b = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
         match b.record(answer("Paris", 500, "crashed")).unwrap() {
-            Recorded::KeptGood { kept, .. } => assert_eq!(kept.body, json!("good")),
+            Recorded::Kept { kept, .. } => assert_eq!(kept.body, json!("good")),
             other => panic!("{other:?}"),
         }
         let text = std::fs::read_to_string(dir.path().join("paris.json")).unwrap();
         assert!(text.contains("good"), "{text}");
+    }
+
+    /// A change: what is no answer of the tool's own keeps any answer on file, and is written
+    /// only where there is none.
+    #[test]
+    fn no_answer_never_replaces_any_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        a.record(answer("Bury", 500, "No station called 'Bury'"))
+            .unwrap();
+        let b = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        match b.record_no_answer(answer("Bury", 500, "")).unwrap() {
+            Recorded::Kept { kept, .. } => assert_eq!(kept.body, json!("No station called 'Bury'")),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            b.record_no_answer(answer("Wigan", 504, "")).unwrap(),
+            Recorded::Written(_)
+        ));
     }
 
     #[test]

@@ -41,8 +41,9 @@ pub const CASES_FILE: &str = "judge-cases.jsonl";
 /// calls and reply, the last turn's reply the answer (`[{"calls": […], "reply": …}, …]`).
 pub const TURNS_FIELD: &str = "reference_turns";
 
-/// The sample's own reference conversation, when it gives one.
-pub fn reference_turns(sample: &Sample) -> anyhow::Result<Option<Vec<CaseTurn>>> {
+/// The sample's own reference conversation, when it gives one; each call one the model could
+/// make (`Pack::check_written_call`).
+pub fn reference_turns(pack: &Pack, sample: &Sample) -> anyhow::Result<Option<Vec<CaseTurn>>> {
     let Some(value) = sample.fields.get(TURNS_FIELD).filter(|v| !v.is_null()) else {
         return Ok(None);
     };
@@ -60,14 +61,27 @@ pub fn reference_turns(sample: &Sample) -> anyhow::Result<Option<Vec<CaseTurn>>>
             sample.line
         );
     }
+    for (i, turn) in turns.iter().enumerate() {
+        for (j, call) in turn.calls.iter().enumerate() {
+            pack.check_written_call(&call.tool, &call.arguments)
+                .map_err(|e| {
+                    anyhow!(
+                        "sample {:?} (line {}): field `{TURNS_FIELD}[{i}].calls[{j}]`: {e}",
+                        sample.id,
+                        sample.line
+                    )
+                })?;
+        }
+    }
     Ok(Some(turns))
 }
 
-/// A sample's `reference_turns` as a run could take them: each call to a tool the model is
-/// offered, and each earlier turn a question the sample's scripted user answers.
+/// A sample's `reference_turns` as a run could take them: each call one the model could make
+/// (checked as they are read), and each earlier turn a question the sample's scripted user
+/// answers.
 fn check_reference_turns(pack: &Pack, replayer: &Replayer, sample: &Sample) -> anyhow::Result<()> {
-    let Some(turns) =
-        reference_turns(sample).map_err(|e| anyhow!("{}: {e}", pack.corpus_path.display()))?
+    let Some(turns) = reference_turns(pack, sample)
+        .map_err(|e| anyhow!("{}: {e}", pack.corpus_path.display()))?
     else {
         return Ok(());
     };
@@ -76,19 +90,6 @@ fn check_reference_turns(pack: &Pack, replayer: &Replayer, sample: &Sample) -> a
         pack.corpus_path.display(),
         sample.line
     );
-    for (i, turn) in turns.iter().enumerate() {
-        for call in &turn.calls {
-            let offered = pack.tools.iter().any(|t| t.name == call.tool)
-                || crate::harness::builtins::BUILT_IN_TOOLS.contains(&call.tool.as_str());
-            if !offered {
-                bail!(
-                    "{at}: turn {}: {:?} is no tool of the pack",
-                    i + 1,
-                    call.tool
-                );
-            }
-        }
-    }
     if turns.len() > 1 && sample.user.is_none() {
         bail!(
             "{at}: {} turns, but the sample has no `user` to answer the earlier ones",
@@ -485,7 +486,7 @@ fn passes_somehow(
         })
         .collect();
     // The sample's own reference conversation (each one read without error before).
-    if let Ok(Some(mut turns)) = reference_turns(sample) {
+    if let Ok(Some(mut turns)) = reference_turns(pack, sample) {
         let last = turns.pop().expect("not empty");
         references.push((turns, last.calls, last.reply, StopReason::Answered));
     }

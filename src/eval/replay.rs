@@ -52,6 +52,9 @@ struct LiveAnswer {
     printed: Option<String>,
     note: Option<String>,
     recorded_with: String,
+    /// False for a death by a signal or a time-out: no answer of the tool's own, which never
+    /// replaces a recording on file.
+    tool_answered: bool,
 }
 
 impl LiveServices {
@@ -91,28 +94,31 @@ impl LiveServices {
                         printed,
                         note: None,
                         recorded_with,
+                        tool_answered: true,
                     }
                 }
-                // A failing program's own words are its answer: stderr, or stdout if it said
-                // nothing there.
+                // A failing program's own words are its answer.
                 CommandAnswer::Exited {
                     code,
                     stdout,
                     stderr,
                 } => LiveAnswer {
-                    status: 500,
-                    body: Value::String(
-                        if stderr.trim().is_empty() {
-                            stdout
-                        } else {
-                            stderr
-                        }
-                        .trim()
-                        .to_string(),
-                    ),
-                    printed: None,
-                    note: Some(format!("exit code {code}")),
-                    recorded_with,
+                    tool_answered: true,
+                    ..failed(stdout, stderr, format!("exit code {code}"), recorded_with)
+                },
+                // Not the tool's own answer, though recorded where the key has none.
+                CommandAnswer::Killed {
+                    signal,
+                    stdout,
+                    stderr,
+                } => LiveAnswer {
+                    tool_answered: false,
+                    ..failed(
+                        stdout,
+                        stderr,
+                        format!("killed by signal {signal}"),
+                        recorded_with,
+                    )
                 },
                 CommandAnswer::TimedOut => LiveAnswer {
                     status: 504,
@@ -120,6 +126,7 @@ impl LiveServices {
                     printed: None,
                     note: Some(format!("timed out after {seconds} s")),
                     recorded_with,
+                    tool_answered: false,
                 },
             });
         }
@@ -138,6 +145,7 @@ impl LiveServices {
                     .is_error
                     .then(|| "the server answered isError".to_string()),
                 recorded_with: format!("{} (tools/call {})", server.describe(), spec.mcp_name()),
+                tool_answered: true,
             });
         }
         match spec.kind.as_str() {
@@ -159,6 +167,7 @@ impl LiveServices {
                     printed: None,
                     note: None,
                     recorded_with: format!("{} service", weather::TOOL_NAME),
+                    tool_answered: true,
                 })
             }
             other => bail!("tool kind {other:?} has no live service to record from"),
@@ -240,6 +249,11 @@ pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureSto
             if kinds.is_empty() { "it has no tools".to_string() } else { kinds.join(", ") }
         );
     }
+    if mode != RecordMode::Off {
+        for route in pack.routes() {
+            super::pack::source::refuse_write_into_shipped(&route.dir, "--record")?;
+        }
+    }
     let store = match mode {
         RecordMode::Off => FixtureStore::load(pack.routes())?,
         RecordMode::Gaps | RecordMode::All => FixtureStore::load_to_record(pack.routes())?,
@@ -268,6 +282,24 @@ pub fn load_fixtures(pack: &Pack, mode: RecordMode) -> anyhow::Result<FixtureSto
         }
     }
     Ok(store)
+}
+
+/// A failed program's answer (status 500): its own words, stderr, or stdout if it said nothing
+/// there.
+fn failed(stdout: String, stderr: String, note: String, recorded_with: String) -> LiveAnswer {
+    let words = if stderr.trim().is_empty() {
+        stdout
+    } else {
+        stderr
+    };
+    LiveAnswer {
+        status: 500,
+        body: Value::String(words.trim().to_string()),
+        printed: None,
+        note: Some(note),
+        recorded_with,
+        tool_answered: true,
+    }
 }
 
 /// Adds where an answer came from to what the tool said about it (a weather report's
@@ -348,15 +380,20 @@ fn answer(
                 };
                 let out = render_recorded(spec, args, &fixture);
                 let (status, note) = (fixture.status, fixture.note.clone());
-                match store.record(fixture) {
+                let recorded = match answer.tool_answered {
+                    true => store.record(fixture),
+                    false => store.record_no_answer(fixture),
+                };
+                match recorded {
                     Ok(Recorded::Written(path)) => {
                         add_meta(out, json!({"recorded": path.display().to_string()}))
                     }
-                    // The live tool failed where a good answer is on file: the good one stays,
-                    // and the unit is an error that says why.
-                    Ok(Recorded::KeptGood { path, kept }) => {
+                    // The live tool failed where a good answer is on file, or gave no answer
+                    // of its own where any is: the file's stays, and the unit is an error that
+                    // says why.
+                    Ok(Recorded::Kept { path, kept }) => {
                         let why = format!(
-                            "the live tool failed (status {status}{}), so the good recording {} (status {}) was kept, not replaced",
+                            "the live tool failed (status {status}{}), so the recording {} (status {}) was kept, not replaced",
                             note.map(|n| format!(", {n}")).unwrap_or_default(),
                             path.display(),
                             kept.status

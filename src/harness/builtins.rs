@@ -25,6 +25,17 @@ pub const TOOL_SEARCH_DESCRIPTION: &str =
 pub const READ_TOOL_OUTPUT_DESCRIPTION: &str =
     "Read more of a long tool result that was cut, from the file it names.";
 
+/// The schema of the built-in tool `name`; `None` for a name no built-in has.
+pub fn schema_of(name: &str) -> Option<Value> {
+    match name {
+        LOAD_SKILL => Some(load_skill_schema()),
+        LOAD_SKILL_REFERENCE => Some(load_reference_schema()),
+        TOOL_SEARCH => Some(tool_search_schema()),
+        READ_TOOL_OUTPUT => Some(read_tool_output_schema()),
+        _ => None,
+    }
+}
+
 pub fn load_skill_schema() -> Value {
     json!({
         "type": "object",

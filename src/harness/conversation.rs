@@ -199,6 +199,21 @@ impl Script {
                 return Err(format!("field `user.replies[{i}].say` is empty"));
             }
         }
+        // The n-th reply of a kind is said only after the n - 1 before it, each a turn.
+        for (i, reply) in self.replies.iter().enumerate() {
+            let nth = self.replies[..=i]
+                .iter()
+                .filter(|r| r.on == reply.on)
+                .count();
+            if nth > self.turns as usize {
+                return Err(format!(
+                    "field `user.replies[{i}]`: can never be said: it is `{}` reply number {nth}, and `user.turns` is {}, so the user speaks at most {} time(s)",
+                    reply.on.name(),
+                    self.turns,
+                    self.turns
+                ));
+            }
+        }
         if self.default.as_deref().is_some_and(|d| d.trim().is_empty()) {
             return Err("field `user.default` is empty".into());
         }

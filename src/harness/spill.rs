@@ -82,7 +82,18 @@ impl SpillFiles {
             .and_then(Value::as_str)
             .unwrap_or("")
             .trim();
-        let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+        // A negative or broken offset is the model's mistake, said to it, not read as 0.
+        let offset = match args.get("offset") {
+            None | Some(Value::Null) => 0,
+            Some(given) => match given.as_u64().and_then(|o| usize::try_from(o).ok()) {
+                Some(offset) => offset,
+                None => {
+                    return ToolOutput::error(format!(
+                        "offset must be a whole number from 0 (the start); got {given}."
+                    ))
+                }
+            },
+        };
         let Some(text) = (0..self.files.len())
             .find(|&i| Self::name(i) == file)
             .map(|i| &self.files[i])
@@ -153,6 +164,21 @@ mod tests {
         assert_eq!(last.content, "uvwxyz");
         assert!(files.read(&args("tool-output-1.txt", 26), 10).is_error);
         assert!(files.read(&args("tool-output-2.txt", 0), 10).is_error);
+    }
+
+    /// A change: an offset below 0 is the model's mistake, told to it.
+    #[test]
+    fn a_negative_offset_is_an_error_not_the_start() {
+        let mut files = SpillFiles::default();
+        files.show(&"x".repeat(30), 10, LongOutput::Spill);
+        let read = files.read(
+            json!({"file": "tool-output-1.txt", "offset": -5})
+                .as_object()
+                .unwrap(),
+            10,
+        );
+        assert!(read.is_error, "{}", read.content);
+        assert!(read.content.contains("got -5"), "{}", read.content);
     }
 
     #[test]

@@ -26,12 +26,18 @@ pub struct CommandTool {
 /// The variable that names a conversation's scratch folder to a tool with state.
 pub const SCRATCH_VAR: &str = "SKILLEVAL_SCRATCH";
 
-/// What the program answered: a finished call (any exit code) or a time-out. Both are the
-/// tool's answer and are recorded; a program that cannot be started is an `Err`.
+/// What the program answered: a finished call (any exit code), a death by a signal, or a
+/// time-out; a program that cannot be started is an `Err`. Only `Exited` is the program's
+/// own answer: a recording never gives way to the other two.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CommandAnswer {
     Exited {
         code: i32,
+        stdout: String,
+        stderr: String,
+    },
+    Killed {
+        signal: i32,
         stdout: String,
         stderr: String,
     },
@@ -51,7 +57,7 @@ impl CommandTool {
     /// Runs the program once. It starts in a process group of its own (`base::child`): at the
     /// time-out the whole group is killed, so a background process it started can neither
     /// outlive the call nor hold its stdout open past `timeout_seconds`; when the program
-    /// exits, whatever it left running is killed too.
+    /// exits, its answer is taken and whatever it left running is killed.
     pub fn call(&self, arguments: &Map<String, Value>) -> anyhow::Result<CommandAnswer> {
         let program = self.program();
         let mut command = Command::new(&program);
@@ -101,30 +107,41 @@ impl CommandTool {
             let _ = child.wait();
             return Ok(CommandAnswer::TimedOut);
         };
-        // The program has exited; its pipes close when every process holding them has, which a
-        // background process may never do: wait for both readers until the deadline.
+        // The program has exited, and what it printed is its answer. Whatever it left running
+        // is ended now, which closes the pipes it held; one that left the group may still hold
+        // them, so the readers get a short while, and what they have read by then is taken.
+        group.kill();
+        let grace = Instant::now() + EXITED_READ_GRACE;
         let mut closed = 0;
         while closed < 2 {
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = grace.saturating_duration_since(Instant::now());
             match finished.recv_timeout(left) {
                 Ok(()) => closed += 1,
-                Err(_) => {
-                    group.kill();
-                    return Ok(CommandAnswer::TimedOut);
-                }
+                Err(_) => break,
             }
         }
         drop(group);
-        let stdout = stdout.join().unwrap_or_default();
-        let stderr = stderr.join().unwrap_or_default();
-        Ok(CommandAnswer::Exited {
-            // A program killed by a signal has no exit code.
-            code: status.code().unwrap_or(-1),
-            stdout,
-            stderr,
+        let stdout = stdout.taken();
+        let stderr = stderr.taken();
+        use std::os::unix::process::ExitStatusExt as _;
+        Ok(match (status.code(), status.signal()) {
+            (None, Some(signal)) => CommandAnswer::Killed {
+                signal,
+                stdout,
+                stderr,
+            },
+            (code, _) => CommandAnswer::Exited {
+                code: code.unwrap_or(-1),
+                stdout,
+                stderr,
+            },
         })
     }
 }
+
+/// How long the output of a program that has exited is still read, for a process outside its
+/// group that holds its pipes.
+const EXITED_READ_GRACE: Duration = Duration::from_secs(1);
 
 /// A pack program's path: a relative one with a `/` from its working folder, a bare name from
 /// `PATH`.
@@ -147,17 +164,38 @@ pub(crate) fn allowed_env(names: &[String]) -> Vec<(String, std::ffi::OsString)>
         .collect()
 }
 
-/// Reads a pipe to its end on a thread of its own, and says so on `done`.
-fn reader(
-    mut from: impl Read + Send + 'static,
-    done: std::sync::mpsc::Sender<()>,
-) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = from.read_to_end(&mut bytes);
-        let _ = done.send(());
+/// A pipe read to its end on a thread of its own, which says so on `done`; what it has read
+/// so far can be taken at any time.
+struct PipeReader {
+    read: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl PipeReader {
+    fn taken(&self) -> String {
+        let bytes = self.read.lock().unwrap_or_else(|e| e.into_inner());
         String::from_utf8_lossy(&bytes).into_owned()
-    })
+    }
+}
+
+fn reader(mut from: impl Read + Send + 'static, done: std::sync::mpsc::Sender<()>) -> PipeReader {
+    let read = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let into = read.clone();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 64 * 1024];
+        loop {
+            match from.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(n) => into
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&buffer[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let _ = done.send(());
+    });
+    PipeReader { read }
 }
 
 #[cfg(test)]
@@ -215,12 +253,32 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(4));
     }
 
+    /// A simulation with a known truth: the program prints its answer and exits while a
+    /// background child holds stdout; the answer is what it printed, taken at once.
     #[test]
-    fn a_background_process_holding_stdout_open_cannot_outlast_the_time_out() {
+    fn a_background_process_holding_stdout_open_cannot_hold_back_the_answer() {
         let started = Instant::now();
-        let answer = sh("sleep 30 & echo started", 500).call(&args()).unwrap();
-        assert_eq!(answer, CommandAnswer::TimedOut);
-        assert!(started.elapsed() < Duration::from_secs(5));
+        let answer = sh("sleep 30 & echo started", 3_000).call(&args()).unwrap();
+        assert_eq!(
+            answer,
+            CommandAnswer::Exited {
+                code: 0,
+                stdout: "started\n".into(),
+                stderr: String::new()
+            }
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    /// A simulation with a known truth: the shell kills itself with SIGSEGV (11).
+    #[test]
+    fn a_death_by_a_signal_is_no_exit_code() {
+        match sh("echo half; kill -SEGV $$", 5_000).call(&args()).unwrap() {
+            CommandAnswer::Killed { signal, stdout, .. } => {
+                assert_eq!((signal, stdout.as_str()), (11, "half\n"))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -209,9 +209,44 @@ fn read_pack_file(source: &Source) -> anyhow::Result<PackFile> {
             .span()
             .map(|s| source.text[..s.start].lines().count().max(1));
         match line {
-            Some(line) => anyhow!("{shown}:{line}: {}", e.message()),
+            Some(line) => match field_at_line(source.text, line) {
+                // TOML's integers are 64-bit: a longer number fails before any field's own
+                // check could say its limit.
+                Some(field) if e.message().contains("number too large") => anyhow!(
+                    "{shown}:{line}: field `{field}`: the number is too large: {}",
+                    match field.as_str() {
+                        "budgets.tool_output_chars" =>
+                            format!("at most {TOOL_OUTPUT_CHARS_MAX} characters"),
+                        f if f.starts_with("budgets.") => format!("at most {}", u32::MAX),
+                        _ => format!("TOML's integers end at {}", i64::MAX),
+                    }
+                ),
+                Some(field) => anyhow!("{shown}:{line}: field `{field}`: {}", e.message().trim()),
+                None => anyhow!("{shown}:{line}: {}", e.message()),
+            },
             None => anyhow!("{shown}: {}", e.message()),
         }
+    })
+}
+
+/// The dotted key a `key = value` line (1-based) sets, under the table header above it.
+fn field_at_line(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.get(line.checked_sub(1)?)?;
+    let (key, _) = at.split_once('=')?;
+    let key = key.trim();
+    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
+        return None;
+    }
+    let table = lines[..line - 1]
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| l.starts_with('['))
+        .map(|l| l.trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    Some(match table {
+        Some(table) if !table.is_empty() => format!("{table}.{key}"),
+        _ => key.to_string(),
     })
 }
 
@@ -400,6 +435,9 @@ fn sampling(spec: Option<&SamplingSpec>, source: &Source) -> anyhow::Result<Samp
     Ok(sampling)
 }
 
+/// The most characters of a tool result the model may be shown: more than any context holds.
+pub const TOOL_OUTPUT_CHARS_MAX: usize = 1_000_000;
+
 /// The default budgets with the pack's `[budgets]` over them, none of them 0.
 fn budgets(spec: Option<&BudgetSpec>, source: &Source) -> anyhow::Result<Budgets> {
     let mut budgets = Budgets::default();
@@ -429,6 +467,13 @@ fn budgets(spec: Option<&BudgetSpec>, source: &Source) -> anyhow::Result<Budgets
         bail!(
             "{}: field `budgets.tool_output_chars`: must be at least 1 (0 shows the model no tool result at all)",
             source.at_key(Some("budgets"), "tool_output_chars")
+        );
+    }
+    if budgets.tool_output_chars > TOOL_OUTPUT_CHARS_MAX {
+        bail!(
+            "{}: field `budgets.tool_output_chars`: {} is more than {TOOL_OUTPUT_CHARS_MAX}, the most characters of one tool result any context holds",
+            source.at_key(Some("budgets"), "tool_output_chars"),
+            budgets.tool_output_chars
         );
     }
     Ok(budgets)

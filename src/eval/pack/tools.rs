@@ -83,6 +83,40 @@ impl ToolSpec {
     }
 }
 
+impl super::Pack {
+    /// Whether a call written in a corpus (a reference step) is one the model could make: its
+    /// tool is the pack's or a built-in, and its arguments are those the tool's schema names,
+    /// of the types it asks (after the conversions a model's call gets), none missing.
+    pub fn check_written_call(
+        &self,
+        tool: &str,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), String> {
+        let schema = match self.tools.iter().find(|t| t.name == tool) {
+            Some(spec) => spec.schema(),
+            None => match crate::harness::builtins::schema_of(tool) {
+                Some(schema) => Some(schema),
+                None => return Err(format!("{tool:?} is no tool of the pack")),
+            },
+        };
+        let Some(schema) = schema else {
+            return Ok(());
+        };
+        if let Some(properties) = schema.get("properties").and_then(|p| p.as_object()) {
+            if let Some(unknown) = arguments.keys().find(|k| !properties.contains_key(*k)) {
+                let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "{tool}: argument {unknown:?} is not one the tool takes (it takes: {})",
+                    known.join(", ")
+                ));
+            }
+        }
+        crate::harness::toolcall::coerce::coerce_call_arguments(tool, arguments, &schema)
+            .map(drop)
+            .map_err(|e| format!("{tool}: {e}"))
+    }
+}
+
 pub const RECORDED: &str = "recorded";
 pub const COMMAND: &str = "command";
 pub const MCP: &str = "mcp";

@@ -60,7 +60,7 @@ pub fn reference(
     cases: &[Case],
     sample: &Sample,
 ) -> anyhow::Result<Option<Reference>> {
-    if let Some(turns) = law_cases::reference_turns(sample)? {
+    if let Some(turns) = law_cases::reference_turns(pack, sample)? {
         let first = match turns[0].calls.first() {
             Some(call) => FirstStep::Call {
                 tool: call.tool.clone(),
@@ -152,6 +152,9 @@ fn given_reference(pack: &Pack, sample: &Sample) -> anyhow::Result<Option<FirstS
                 Some(Value::Object(arguments)) => arguments.clone(),
                 Some(_) => return Err(bad()),
             };
+            pack.check_written_call(tool, &arguments).map_err(|e| {
+                anyhow::anyhow!("sample {:?}: field `{CALL_FIELD}`: {e}", sample.id)
+            })?;
             Ok(Some(FirstStep::Call {
                 tool: tool.to_string(),
                 arguments_known: true,

@@ -29,6 +29,10 @@ pub const API_KEY_VAR: &str = "SKILLEVAL_API_KEY";
 /// is, the prompt would start with two.
 const BOS_MARKERS: [&str; 2] = ["<bos>", "<|begin_of_text|>"];
 
+/// The most characters one token of any vocabulary spells, as a bound on a server's reply: a
+/// reply longer than its `max_tokens` could spell is cut there.
+const MAX_CHARS_PER_TOKEN: usize = 128;
+
 #[derive(Debug, Clone)]
 pub struct OpenAiOptions {
     /// The server's base URL, e.g. `http://127.0.0.1:8080` (a trailing `/v1` is allowed).
@@ -406,6 +410,21 @@ impl Backend for OpenAiBackend {
         if let Some((at, stop)) = first_stop(&text, &request.stop) {
             text.truncate(at);
             finish = FinishReason::Stop(stop);
+        }
+        // A server that ignored `max_tokens` (or sent junk): what that many tokens could
+        // spell is kept, so the journal holds no more than a reply could be.
+        let most = (request.max_tokens as usize).saturating_mul(MAX_CHARS_PER_TOKEN);
+        if let Some((cut, _)) = text.char_indices().nth(most) {
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!(
+                    "skilleval: warning: {url}: a reply held {} characters, more than {} tokens (the round's budget) can spell; it is cut to {most} characters and counted as out of tokens (said once)",
+                    text.chars().count(),
+                    request.max_tokens
+                );
+            }
+            text.truncate(cut);
+            finish = FinishReason::MaxTokens;
         }
         let usage = &answer["usage"];
         let timings = &answer["timings"];
