@@ -197,13 +197,15 @@ pub fn score_sample(
         }
     };
     let mut out = Vec::new();
-    let first_arguments_known = matches!(
-        reference.first,
-        FirstStep::Call {
-            arguments_known: true,
-            ..
-        }
-    );
+    // A conversation's reference turns write every call's arguments out, so each is scored.
+    let first_arguments_known = !reference.turns.is_empty()
+        || matches!(
+            reference.first,
+            FirstStep::Call {
+                arguments_known: true,
+                ..
+            }
+        );
     for scored in &forcing.scored {
         out.extend(step_scores(
             scored,
