@@ -240,6 +240,8 @@ pub struct Unpassable {
     pub results: Vec<(String, String)>,
     /// Each failed law's check as written (its kind and fields, as JSON).
     pub checks: Vec<(String, String)>,
+    /// Each failed law's cause on the closest reply, in words (`judge::why_failed`).
+    pub reasons: Vec<(String, String)>,
 }
 
 /// A result or reply cut for one line of `check`'s report.
@@ -327,8 +329,11 @@ impl CheckReport {
                 out.push_str(&format!("  result of {tool}: {}\n", shown(result)));
             }
             out.push_str(&format!("  closest reply: {}\n", shown(&u.reply)));
+            for (law, why) in &u.reasons {
+                out.push_str(&format!("  law {law} fails: {why}\n"));
+            }
             for (law, check) in &u.checks {
-                out.push_str(&format!("  law {law}: {check}\n"));
+                out.push_str(&format!("  law {law} as written: {check}\n"));
             }
         }
         if !self.unpassable.is_empty() {
@@ -442,7 +447,7 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
                             (law.name.clone(), check)
                         })
                         .collect();
-                    closest
+                    *closest
                 })
         })
         .collect();
@@ -471,7 +476,7 @@ fn passes_somehow(
     replayer: &Replayer,
     sample: &Sample,
     own_cases: &[&Case],
-) -> Result<(), Unpassable> {
+) -> Result<(), Box<Unpassable>> {
     type Reference = (Vec<CaseTurn>, Vec<CaseCall>, String, StopReason);
     let mut references: Vec<Reference> = own_cases
         .iter()
@@ -509,8 +514,18 @@ fn passes_somehow(
             .as_ref()
             .is_none_or(|c| judgement.failed.len() < c.failed.len())
         {
+            let reasons = judgement
+                .failed
+                .iter()
+                .filter_map(|name| pack.laws.iter().find(|l| &l.name == name))
+                .map(|law| {
+                    let why = judge::why_failed(law, &sample.fields, &transcript);
+                    (law.name.clone(), why)
+                })
+                .collect();
             closest = Some(Unpassable {
                 failed: judgement.failed,
+                reasons,
                 results: transcript
                     .calls()
                     .map(|c| (c.name.clone(), c.result.clone()))
@@ -520,7 +535,7 @@ fn passes_somehow(
             });
         }
     }
-    Err(closest.unwrap_or_default())
+    Err(Box::new(closest.unwrap_or_default()))
 }
 
 /// The call the sample's applicable `argument_equals_field` laws ask for: the first such law's
