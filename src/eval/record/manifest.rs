@@ -99,6 +99,10 @@ pub struct Manifest {
     /// A sequential run's plan and looks (`run --sequential`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialRecord>,
+    /// The laws the pack marks as the skill's purpose (`purpose = true`), which lead each
+    /// wording's headline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub purpose_laws: Vec<String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -106,6 +106,12 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
         baseline_from: None,
         baseline_rejudged: 0,
         rejudged: None,
+        purpose_laws: pack
+            .laws
+            .iter()
+            .filter(|l| l.purpose)
+            .map(|l| l.name.clone())
+            .collect(),
         sequential: opts
             .sequential
             .map(|s| SequentialRecord::new(opts.repeats, s.spending, s.budget)),
