@@ -212,3 +212,40 @@ fn a_tool_the_baseline_rarely_called_points_to_score() {
     );
     assert!(note.contains("skilleval score"), "{note}");
 }
+
+/// A law pinned because the model seldom makes the call it reads names that cause, with the
+/// count, before it suspects the law. Truth: the script (one unit of 24 calls the tool); a
+/// change (the warning used to send the author to `skilleval check` alone).
+#[test]
+fn a_law_pinned_by_a_model_that_seldom_calls_names_the_count() {
+    let (_temp, pack_dir) = copy_pack("mini");
+    let out = tempfile::tempdir().unwrap();
+    let mut opts = run_options(&pack_dir, out.path(), 3);
+    let samples = opts.pack.corpus(None).unwrap();
+    opts.control = false;
+    let calls_left = std::cell::Cell::new(1);
+    let replies = script_for(&samples, 3, false, true, 0, |sample, _| {
+        if sample.category == "lookup" && calls_left.get() > 0 {
+            calls_left.set(0);
+            vec![
+                call("station_reading", "station", "Nowhere Obs"),
+                "No reading.".into(),
+            ]
+        } else {
+            vec!["I cannot say.".into()]
+        }
+    });
+    let mut backend = ScriptedBackend::new(Family::Gemma, replies);
+    let result = runner::run(&mut backend, &opts).unwrap();
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
+    let pinned = warnings
+        .iter()
+        .find(|w| w.contains("law `reports-the-reading`"))
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    // reports-the-reading applies to 4 samples × 2 arms × 3 repeats.
+    assert!(
+        pinned.contains("the model called station_reading in 1 of 24 units"),
+        "{pinned}"
+    );
+    assert!(!pinned.contains("check the law with"), "{pinned}");
+}
