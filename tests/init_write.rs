@@ -99,7 +99,13 @@ fn init_writes_a_confirmed_write_and_a_tool_without_arguments_that_pass_check() 
         .unwrap();
     assert_eq!(booking["user"]["approve"], "when_confirmed");
     assert_eq!(booking["user"]["replies"][0]["on"], "approval");
-    // The pack checks as written, again.
+    // The pack checks as written, again; and a new prompt for the tool with no argument, with
+    // no case of its own, is passable: its reference call is the call with no arguments.
+    let (code, stdout, stderr) = outcome(&skilleval(&["check", "--pack", &out]));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let mut corpus = corpus;
+    corpus.push_str("{\"id\": \"list-new\", \"category\": \"needs_list_bookings\", \"prompt\": \"Is anything booked on Monday?\"}\n");
+    std::fs::write(pack.join("corpus.jsonl"), corpus).unwrap();
     let (code, stdout, stderr) = outcome(&skilleval(&["check", "--pack", &out]));
     assert_eq!(code, 0, "{stdout}{stderr}");
 }

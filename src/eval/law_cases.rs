@@ -540,10 +540,13 @@ fn passes_somehow(
 
 /// The call the sample's applicable `argument_equals_field` laws ask for: the first such law's
 /// tool with every argument those laws ask of it, each the sample's field as written (so that a
-/// tool keyed by several arguments gets them all in one call).
+/// tool keyed by several arguments gets them all in one call); else the call a `tool_called`
+/// law asks of a tool that takes no argument.
 pub fn law_reference_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
     let asked = asked_arguments(pack, sample);
-    let (tool, _, _) = asked.first()?.clone();
+    let Some((tool, _, _)) = asked.first().cloned() else {
+        return no_argument_call(pack, sample);
+    };
     let mut arguments = Map::new();
     for (law_tool, argument, value) in asked {
         if law_tool == tool && !arguments.contains_key(&argument) {
@@ -555,6 +558,32 @@ pub fn law_reference_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
         arguments,
         result: None,
     })
+}
+
+/// A call to a tool that takes no argument, when an applicable `tool_called` law asks for it:
+/// its arguments are known, since there are none.
+fn no_argument_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
+    let takes_none = |tool: &str| {
+        pack.tools.iter().any(|t| {
+            t.name == tool
+                && t.parameters
+                    .as_ref()
+                    .and_then(|p| p.get("properties"))
+                    .and_then(Value::as_object)
+                    .is_some_and(Map::is_empty)
+        })
+    };
+    pack.laws
+        .iter()
+        .filter(|law| judge::applies(law, &sample.category, &sample.fields))
+        .find_map(|law| match law.check() {
+            Check::ToolCalled { tool } if takes_none(tool) => Some(CaseCall {
+                tool: tool.clone(),
+                arguments: Map::new(),
+                result: None,
+            }),
+            _ => None,
+        })
 }
 
 /// The (tool, argument, sample's value) of every applicable `argument_equals_field` law whose

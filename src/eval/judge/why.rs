@@ -153,6 +153,14 @@ pub fn why_failed(law: &Law, fields: &Map<String, Value>, transcript: &Transcrip
         } => format!(
             "no call to {tool} made after the user said the sample's {field} passes it as {argument}"
         ),
+        Check::ReplyMentionsToolValue { tool, .. } | Check::ReplyMentionsLastResult { tool, .. }
+            if !transcript
+                .calls()
+                .any(|c| !c.is_error && tool.as_deref().is_none_or(|t| c.name == t)) =>
+        {
+            let tool = tool.as_deref().unwrap_or("a tool");
+            format!("no result of {tool} without an error to read a value from (a call with no recording is an error)")
+        }
         _ => format!(
             "the final reply {} does not meet it",
             quoted(&transcript.reply)
