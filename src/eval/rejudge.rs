@@ -115,6 +115,7 @@ pub fn rejudge_run(
         .filter(|l| l.purpose)
         .map(|l| l.name.clone())
         .collect();
+    manifest.law_tools = crate::eval::report::pinned::law_tools(&pack.laws);
     manifest.rejudged = Some(Rejudged {
         from: record.manifest.run_id.clone(),
         laws,

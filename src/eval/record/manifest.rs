@@ -103,6 +103,10 @@ pub struct Manifest {
     /// wording's headline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub purpose_laws: Vec<String>,
+    /// The tool each law that names one reads, so that a law that held nowhere can be traced
+    /// to the calls it needed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub law_tools: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -112,6 +112,7 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
             .filter(|l| l.purpose)
             .map(|l| l.name.clone())
             .collect(),
+        law_tools: crate::eval::report::pinned::law_tools(&pack.laws),
         sequential: opts
             .sequential
             .map(|s| SequentialRecord::new(opts.repeats, s.spending, s.budget)),
