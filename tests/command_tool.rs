@@ -3,7 +3,8 @@
 //! what it answered; a replay answers from those recordings and never starts it.
 //!
 //! The truth the recordings are checked against is the program itself, run here by hand on
-//! each recording's arguments: what it prints and how it exits.
+//! each recording's arguments: what it prints and how it exits. Fast tier: `check --record`
+//! runs the program in a scratch folder, never in the pack's.
 
 mod common;
 
@@ -35,7 +36,7 @@ fn timetable_copy(temp: &Path) -> PathBuf {
         &pack_file,
         text.replace(
             original,
-            "command = [\"sh\", \"-c\", \"echo start >> starts.log; exec python3 tools/train_times.py\"]",
+            "command = [\"sh\", \"-c\", \"echo start >> \\\"$SKILLEVAL_PACK_DIR/starts.log\\\"; exec python3 \\\"$SKILLEVAL_PACK_DIR/tools/train_times.py\\\"\"]",
         ),
     )
     .unwrap();
@@ -195,4 +196,58 @@ fn recording_a_pack_with_nothing_live_to_ask_is_refused() {
         !temp.path().join("out").exists(),
         "a run folder was made before the refusal"
     );
+}
+
+/// `check --record` asks the program in a folder of its own for every call: what it writes
+/// there never lands in the pack nor reaches the next call, and it reads the pack's own files
+/// through `SKILLEVAL_PACK_DIR`. Truth: a change (the program used to run in the pack's folder,
+/// where its ledger grew by one line a call and no warning was given).
+#[test]
+fn check_record_runs_the_program_in_a_scratch_folder_never_in_the_pack() {
+    let temp = tempfile::tempdir().unwrap();
+    let pack_dir = timetable_copy(temp.path());
+    std::fs::write(
+        pack_dir.join("tools/ledger.sh"),
+        "echo call >> ledger; n=$(wc -l < ledger); [ \"$n\" -eq 1 ] || { echo \"state leaked: $n\" >&2; exit 3; }\nexec python3 \"$SKILLEVAL_PACK_DIR/tools/train_times.py\"\n",
+    )
+    .unwrap();
+    let pack_file = pack_dir.join("pack.toml");
+    let text = std::fs::read_to_string(&pack_file).unwrap();
+    let wrapped = text
+        .lines()
+        .map(|l| match l.starts_with("command = ") {
+            true => "command = [\"sh\", \"tools/ledger.sh\"]",
+            false => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&pack_file, wrapped).unwrap();
+    let out = common::cli::skilleval(&["check", "--pack", pack_dir.to_str().unwrap(), "--record"]);
+    let said = common::cli::both(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        !pack_dir.join("ledger").exists(),
+        "the program wrote into the pack: {said}"
+    );
+    let recorded: Vec<Fixture> = std::fs::read_dir(pack_dir.join("fixtures/train_times"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap())
+        .collect();
+    assert!(recorded.len() > 3, "{said}");
+    for fixture in &recorded {
+        assert_eq!(
+            (fixture.status, fixture.body_text()),
+            {
+                let (code, stdout, stderr) = by_hand(&pack_dir, &fixture.arguments);
+                match code {
+                    0 => (200, stdout),
+                    _ => (500, stderr.trim().to_string()),
+                }
+            },
+            "{:?}",
+            fixture.arguments
+        );
+    }
 }

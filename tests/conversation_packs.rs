@@ -510,3 +510,127 @@ fn on_the_real_model_writes_wait_for_approval_and_lists_see_earlier_writes() {
     );
     assert!(writes > 0, "the model made no write: nothing was checked");
 }
+
+/// A backend that gives every word of a continuation the probability ½ and generates nothing:
+/// enough for `score` to force a conversation's reference steps through the harness loop.
+struct HalfPerWord;
+
+impl skilleval::harness::backend::Backend for HalfPerWord {
+    fn family(&self) -> skilleval::harness::template::Family {
+        skilleval::harness::template::Family::Gemma
+    }
+
+    fn info(&self) -> skilleval::harness::backend::BackendInfo {
+        skilleval::harness::backend::BackendInfo {
+            name: "half-per-word".into(),
+            ..Default::default()
+        }
+    }
+
+    fn generate(
+        &mut self,
+        _: &skilleval::harness::backend::GenRequest,
+    ) -> anyhow::Result<skilleval::harness::backend::Generation> {
+        anyhow::bail!("only scores")
+    }
+
+    fn score(
+        &mut self,
+        request: &skilleval::harness::backend::ScoreRequest,
+    ) -> anyhow::Result<skilleval::harness::backend::ContinuationScore> {
+        let mut end = 0;
+        let tokens = request
+            .continuation
+            .split_inclusive(' ')
+            .map(|piece| {
+                end += piece.len();
+                skilleval::harness::backend::TokenScore {
+                    piece: piece.into(),
+                    end,
+                    probability: 0.5,
+                    likelihood: 0.5,
+                }
+            })
+            .collect();
+        Ok(skilleval::harness::backend::ContinuationScore {
+            tokens,
+            ..Default::default()
+        })
+    }
+}
+
+/// `score` on a conversation scores the arguments of every call on the reference path, not
+/// only the call's opening. Truth: a change (the delete samples' reference turns end with a
+/// `delete_note` call whose `name` is written out, and those steps used to hold no
+/// `arguments` row).
+#[test]
+fn score_scores_the_arguments_of_a_call_inside_reference_turns() {
+    use skilleval::eval::runner::{self, RunOptions};
+    use skilleval::eval::score;
+    use skilleval::eval::score::measure::StepKind;
+    use skilleval::eval::score::rows::DEFAULT_MARGIN;
+    let out = tempfile::tempdir().unwrap();
+    let pack = Pack::load(pack_dir("notes").to_str().unwrap()).unwrap();
+    let mut opts = RunOptions::new(pack);
+    opts.categories = vec!["delete".into()];
+    opts.limit = Some(2);
+    opts.repeats = 1;
+    opts.control = false;
+    opts.output_root = out.path().to_path_buf();
+    let prepared = runner::prepare(&opts).unwrap();
+    let references = score::references(&prepared).unwrap();
+    let (_, steps) = score::score(
+        &mut HalfPerWord,
+        &prepared,
+        &references,
+        DEFAULT_MARGIN,
+        false,
+    )
+    .unwrap();
+    for sample in ["delete-001", "delete-002"] {
+        let kinds: Vec<StepKind> = steps
+            .iter()
+            .filter(|s| s.sample_id == sample)
+            .map(|s| s.kind)
+            .collect();
+        assert!(kinds.contains(&StepKind::Calls), "{sample}: {kinds:?}");
+        let arguments: Vec<&str> = steps
+            .iter()
+            .filter(|s| s.sample_id == sample && s.arm == skilleval::eval::arm::Arm::Baseline)
+            .filter(|s| s.kind == StepKind::Arguments)
+            .map(|s| s.text.as_str())
+            .collect();
+        let name = if sample == "delete-001" {
+            "old-ideas"
+        } else {
+            "todo"
+        };
+        assert!(
+            arguments.len() == 1 && arguments[0].contains(name),
+            "{sample}: the delete's arguments are scored: {arguments:?}"
+        );
+    }
+}
+
+/// `check` says why a law failed, not only which: a reference question the scripted user reads
+/// as a plain question is named with that reading. Truth: a change (`check` used to print the
+/// law's name and its keys alone).
+#[test]
+fn check_names_the_reason_a_confirmation_law_failed() {
+    let (ok, out) = check_edited(|dir| {
+        replace_in(
+            &dir.join("corpus.jsonl"),
+            "for me.\", \"note\": \"old-ideas\", \"user\": {\"replies\": [{\"on\": \"approval\", \"say\": \"Yes, delete it.\"}], \"default\": \"The note old-ideas.\", \"turns\": 2, \"approve\": \"when_confirmed\"}, \"reference_turns\": [{\"reply\": \"Are you sure you want to delete the note old-ideas? This cannot be undone.\"}",
+            "for me.\", \"note\": \"old-ideas\", \"user\": {\"replies\": [{\"on\": \"approval\", \"say\": \"Yes, delete it.\"}], \"default\": \"The note old-ideas.\", \"turns\": 2, \"approve\": \"when_confirmed\"}, \"reference_turns\": [{\"reply\": \"Is it the note old-ideas you mean?\"}",
+        )
+    });
+    assert!(!ok, "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("  law confirms-before-deleting fails: "))
+        .unwrap_or_else(|| panic!("no reason given: {out}"));
+    assert!(
+        line.contains("\"Is it the note old-ideas you mean?\" read as a question, not an approval"),
+        "{line}"
+    );
+}

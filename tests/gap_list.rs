@@ -138,7 +138,7 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
             "No reading.".into(),
         ]
     });
-    let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries, &mini_law_tools());
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(
         warnings[0].starts_with("warning: law `reports-the-reading` held in no unit of any arm"),
@@ -169,7 +169,7 @@ fn a_law_that_held_nowhere_is_warned_about_and_one_that_held_once_is_not() {
 #[test]
 fn a_law_pinned_by_a_model_that_never_calls_says_so_and_does_not_blame_the_law() {
     let (_temp, result) = lookups_replying(|| vec!["It is probably mild there.".into()]);
-    let warnings = skilleval::eval::report::pinned::warnings(&result.entries);
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries, &mini_law_tools());
     assert!(!warnings.is_empty());
     for warning in &warnings {
         assert!(
@@ -180,18 +180,21 @@ fn a_law_pinned_by_a_model_that_never_calls_says_so_and_does_not_blame_the_law()
     }
 }
 
-/// A tool the baseline called in one unit of many is named with a pointer to `score`.
-#[test]
-fn a_tool_the_baseline_rarely_called_points_to_score() {
-    let (_temp, pack_dir) = copy_pack("mini");
+/// The mini pack run `repeats` times in the baseline and an A/A arm, where only the first unit
+/// `calls_here` picks calls `station_reading` (for Oslo Blindern) and every other unit answers
+/// without a call; with the folders that hold the run.
+fn mini_with_one_call(
+    repeats: u32,
+    calls_here: impl Fn(&skilleval::eval::corpus::Sample, skilleval::eval::arm::Arm) -> bool,
+) -> ((tempfile::TempDir, tempfile::TempDir), RunResult) {
+    let (pack_temp, pack_dir) = copy_pack("mini");
     let out = tempfile::tempdir().unwrap();
-    let mut opts = run_options(&pack_dir, out.path(), 2);
+    let mut opts = run_options(&pack_dir, out.path(), repeats);
     let samples = opts.pack.corpus(None).unwrap();
     opts.control = false;
-    // The baseline's first unit calls; every other unit answers without a call.
     let calls_left = std::cell::Cell::new(1);
-    let replies = script_for(&samples, 2, false, true, 0, |_, arm| {
-        if arm == skilleval::eval::arm::Arm::Baseline && calls_left.get() > 0 {
+    let replies = script_for(&samples, repeats, false, true, 0, |sample, arm| {
+        if calls_here(sample, arm) && calls_left.get() > 0 {
             calls_left.set(0);
             vec![
                 call("station_reading", "station", "Oslo Blindern"),
@@ -203,12 +206,65 @@ fn a_tool_the_baseline_rarely_called_points_to_score() {
     });
     let mut backend = ScriptedBackend::new(Family::Gemma, replies);
     let result = runner::run(&mut backend, &opts).unwrap();
+    ((pack_temp, out), result)
+}
+
+/// A tool the baseline called in one unit of many is named with a pointer to `score`.
+#[test]
+fn a_tool_the_baseline_rarely_called_points_to_score() {
+    let (_temp, result) = mini_with_one_call(2, |_, arm| arm == Arm::Baseline);
     let note =
         skilleval::eval::report::pinned::rare_call_note(&result.entries, &["station_reading"])
             .expect("a note");
-    assert!(
-        note.contains(&format!("station_reading in 1 of {}", 2 * samples.len())),
-        "{note}"
-    );
+    // The mini pack's 6 samples, 2 repeats.
+    assert!(note.contains("station_reading in 1 of 12"), "{note}");
     assert!(note.contains("skilleval score"), "{note}");
+}
+
+/// A law pinned because the model seldom makes the call it reads names that cause, with the
+/// count, before it suspects the law. Truth: the script (one unit of 24 calls the tool); a
+/// change (the warning used to send the author to `skilleval check` alone).
+#[test]
+fn a_law_pinned_by_a_model_that_seldom_calls_names_the_count() {
+    let (_temp, result) = mini_with_one_call(3, |sample, _| sample.category == "lookup");
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries, &mini_law_tools());
+    let pinned = warnings
+        .iter()
+        .find(|w| w.contains("law `reports-the-reading`"))
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    // reports-the-reading applies to 4 samples × 2 arms × 3 repeats.
+    assert!(
+        pinned.contains("the model called station_reading in 1 of 24 units"),
+        "{pinned}"
+    );
+    assert!(!pinned.contains("check the law with"), "{pinned}");
+}
+
+/// The tool each law of the mini pack reads.
+fn mini_law_tools() -> std::collections::BTreeMap<String, String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/packs/mini");
+    let pack = skilleval::eval::pack::Pack::load(dir.to_str().unwrap()).unwrap();
+    skilleval::eval::report::pinned::law_tools(&pack.laws)
+}
+
+/// A law pinned because every call to its tool came back an error (here a call no recording
+/// answers) says so, rather than blaming the law. Truth: the script (every lookup unit asks
+/// for a station with no recording); a change (the warning blamed the law).
+#[test]
+fn a_law_pinned_by_calls_that_all_failed_says_so() {
+    let (_temp, result) = lookups_replying(|| {
+        vec![
+            call("station_reading", "station", "Nowhere Obs"),
+            "No reading.".into(),
+        ]
+    });
+    let warnings = skilleval::eval::report::pinned::warnings(&result.entries, &mini_law_tools());
+    let pinned = warnings
+        .iter()
+        .find(|w| w.contains("law `reports-the-reading`"))
+        .unwrap_or_else(|| panic!("{warnings:?}"));
+    assert!(
+        pinned.contains("every call to station_reading (6 of 6 units) came back an error"),
+        "{pinned}"
+    );
 }

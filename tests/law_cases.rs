@@ -151,7 +151,13 @@ fn agreeing_cases_with_both_directions_pass_except_for_a_sample_no_reply_can_pas
         assert!(
             lines
                 .iter()
-                .any(|l| l.starts_with(&format!("  law {law}: {{\"kind\":"))),
+                .any(|l| l.starts_with(&format!("  law {law} as written: {{\"kind\":"))),
+            "{text}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(&format!("  law {law} fails: "))),
             "{text}"
         );
     }

@@ -92,6 +92,7 @@ fn notes_pack(temp: &Path) -> (PathBuf, PathBuf) {
             notes.display().to_string(),
         ]),
         recorded: vec![],
+        writes: vec![],
         prompts: vec![
             (
                 "read_text_file".into(),

@@ -37,9 +37,15 @@ pub struct InitArgs {
     #[arg(long = "recorded", value_name = "TOOL")]
     pub recorded: Vec<String>,
     /// The arguments of a command or recorded tool: TOOL=ARG,ARG (all strings, all required;
-    /// they key its recordings)
+    /// they key its recordings); TOOL= for a tool that takes none
     #[arg(long = "args", value_name = "TOOL=ARG,…")]
     pub arguments: Vec<String>,
+    /// A tool that changes something (a command or recorded tool): its samples become
+    /// conversations whose scripted user says yes to a confirmation, with laws that the write
+    /// is confirmed first and never runs without that yes; a command tool's state lives in
+    /// the pack's `world` folder
+    #[arg(long = "write", value_name = "TOOL")]
+    pub writes: Vec<String>,
     /// What a command or recorded tool does, as the model reads it: TOOL=TEXT
     #[arg(long = "describe", value_name = "TOOL=TEXT")]
     pub descriptions: Vec<String>,
@@ -114,7 +120,11 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
     }
     let mut arguments = BTreeMap::new();
     for value in &args.arguments {
-        let (tool, names) = split_pair("args", value)?;
+        // `TOOL=` alone: a tool that takes no argument.
+        let (tool, names) = match value.trim().strip_suffix('=') {
+            Some(tool) if !tool.is_empty() && !tool.contains('=') => (tool.trim(), ""),
+            _ => split_pair("args", value)?,
+        };
         let names: Vec<String> = names
             .split(',')
             .map(|n| n.trim().to_string())
@@ -146,6 +156,7 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
         arguments,
         mcp,
         recorded: args.recorded,
+        writes: args.writes.clone(),
         prompts,
     })?;
     crate::outln!("wrote {}", written.pack_file.display());
@@ -167,6 +178,16 @@ pub fn run(args: InitArgs) -> anyhow::Result<u8> {
     }
     for warning in super::check::prose_example_warnings(&pack)? {
         crate::outln!("{warning}");
+    }
+    if args.writes.is_empty() {
+        let skill_text = pack
+            .skills(None)?
+            .get(&pack.skill)
+            .map(|s| s.body.clone())
+            .unwrap_or_default();
+        if init::states_confirmation(&skill_text) {
+            crate::outln!("note: the skill asks for a confirmation before a change; name the tool that changes something with --write TOOL, and init writes the scripted user who confirms and the laws that hold the write to that confirmation");
+        }
     }
     let out = args.out.display();
     crate::outln!("\nNext:");

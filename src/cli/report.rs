@@ -64,7 +64,9 @@ pub fn run(args: ReportArgs) -> anyhow::Result<u8> {
             10
         )
     );
-    for warning in crate::eval::report::pinned::warnings(&record.entries) {
+    for warning in
+        crate::eval::report::pinned::warnings(&record.entries, &record.manifest.law_tools)
+    {
         crate::outln!("{warning}");
     }
     match &record.manifest.rejudged {

@@ -282,7 +282,8 @@ fn print_outcome(
         crate::outln!("{}", serde_json::to_string_pretty(&result.summary)?);
     } else {
         crate::outln!("{}", report::table(&result.summary));
-        for warning in report::pinned::warnings(&result.entries) {
+        let law_tools = report::pinned::law_tools(&opts.pack.laws);
+        for warning in report::pinned::warnings(&result.entries, &law_tools) {
             crate::outln!("{warning}");
         }
         let offered: Vec<&str> = opts.pack.tools.iter().map(|t| t.name.as_str()).collect();

@@ -150,10 +150,39 @@ impl Route {
             .map(|k| match arguments.get(k) {
                 Some(Value::String(s)) => format!("={}", fold_value(s, &self.folds)),
                 Some(Value::Null) | None => String::new(),
-                Some(other) => format!("={}", fold_value(&other.to_string(), &self.folds)),
+                Some(other) => format!("={}", fold_value(&value_key(other), &self.folds)),
             })
             .collect::<Vec<_>>()
             .join("\u{1f}")
+    }
+}
+
+/// A value's text in a key, numbers by value: `120`, `120.0` and `1.2e2` are one number, so
+/// one recording (and one file name), as laws compare numbers by value too.
+fn value_key(value: &Value) -> String {
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            // Whole numbers within f64's exact range print as integers; others as Rust's
+            // shortest text for the value, which reads back as the same f64.
+            Some(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                format!("{}", f as i64)
+            }
+            Some(f) if f.is_finite() => format!("{f}"),
+            _ => n.to_string(),
+        },
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(value_key).collect::<Vec<_>>().join(",")
+        ),
+        Value::Object(members) => format!(
+            "{{{}}}",
+            members
+                .iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), value_key(v)))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -518,6 +547,40 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    /// Truth: JSON's own rule that `120` and `120.0` are one number (a change: both used to
+    /// make two keys, and two files `120.json` and `120-0.json`).
+    #[test]
+    fn numbers_equal_as_values_are_one_key_and_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FixtureStore::load_to_record(vec![route(dir.path())]).unwrap();
+        let with = |q: Value| Fixture {
+            arguments: json!({ "q": q }).as_object().cloned().unwrap(),
+            ..answer("", 200, "filed")
+        };
+        assert!(matches!(
+            store.record(with(json!(120.0))).unwrap(),
+            Recorded::Written(_)
+        ));
+        assert!(matches!(
+            store.record(with(json!(120))).unwrap(),
+            Recorded::EarlierInRun { same: true, .. }
+        ));
+        assert_eq!(json_files(dir.path()), ["120.json"]);
+        let replay = FixtureStore::load(vec![route(dir.path())]).unwrap();
+        for q in [json!(120), json!(120.0), json!(1.2e2)] {
+            let args = json!({ "q": q }).as_object().cloned().unwrap();
+            assert!(
+                replay.lookup("t", &args).is_some(),
+                "{q} finds the recording"
+            );
+        }
+        let other = json!({ "q": 120.5 }).as_object().cloned().unwrap();
+        assert!(
+            replay.lookup("t", &other).is_none(),
+            "120.5 is another number"
+        );
     }
 
     #[test]

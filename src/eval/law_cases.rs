@@ -241,6 +241,8 @@ pub struct Unpassable {
     pub results: Vec<(String, String)>,
     /// Each failed law's check as written (its kind and fields, as JSON).
     pub checks: Vec<(String, String)>,
+    /// Each failed law's cause on the closest reply, in words (`judge::why_failed`).
+    pub reasons: Vec<(String, String)>,
 }
 
 /// A result or reply cut for one line of `check`'s report.
@@ -328,8 +330,11 @@ impl CheckReport {
                 out.push_str(&format!("  result of {tool}: {}\n", shown(result)));
             }
             out.push_str(&format!("  closest reply: {}\n", shown(&u.reply)));
+            for (law, why) in &u.reasons {
+                out.push_str(&format!("  law {law} fails: {why}\n"));
+            }
             for (law, check) in &u.checks {
-                out.push_str(&format!("  law {law}: {check}\n"));
+                out.push_str(&format!("  law {law} as written: {check}\n"));
             }
         }
         if !self.unpassable.is_empty() {
@@ -443,7 +448,7 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
                             (law.name.clone(), check)
                         })
                         .collect();
-                    closest
+                    *closest
                 })
         })
         .collect();
@@ -472,7 +477,7 @@ fn passes_somehow(
     replayer: &Replayer,
     sample: &Sample,
     own_cases: &[&Case],
-) -> Result<(), Unpassable> {
+) -> Result<(), Box<Unpassable>> {
     type Reference = (Vec<CaseTurn>, Vec<CaseCall>, String, StopReason);
     let mut references: Vec<Reference> = own_cases
         .iter()
@@ -510,8 +515,18 @@ fn passes_somehow(
             .as_ref()
             .is_none_or(|c| judgement.failed.len() < c.failed.len())
         {
+            let reasons = judgement
+                .failed
+                .iter()
+                .filter_map(|name| pack.laws.iter().find(|l| &l.name == name))
+                .map(|law| {
+                    let why = judge::why_failed(law, &sample.fields, &transcript);
+                    (law.name.clone(), why)
+                })
+                .collect();
             closest = Some(Unpassable {
                 failed: judgement.failed,
+                reasons,
                 results: transcript
                     .calls()
                     .map(|c| (c.name.clone(), c.result.clone()))
@@ -521,15 +536,18 @@ fn passes_somehow(
             });
         }
     }
-    Err(closest.unwrap_or_default())
+    Err(Box::new(closest.unwrap_or_default()))
 }
 
 /// The call the sample's applicable `argument_equals_field` laws ask for: the first such law's
 /// tool with every argument those laws ask of it, each the sample's field as written (so that a
-/// tool keyed by several arguments gets them all in one call).
+/// tool keyed by several arguments gets them all in one call); else the call a `tool_called`
+/// law asks of a tool that takes no argument.
 pub fn law_reference_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
     let asked = asked_arguments(pack, sample);
-    let (tool, _, _) = asked.first()?.clone();
+    let Some((tool, _, _)) = asked.first().cloned() else {
+        return no_argument_call(pack, sample);
+    };
     let mut arguments = Map::new();
     for (law_tool, argument, value) in asked {
         if law_tool == tool && !arguments.contains_key(&argument) {
@@ -541,6 +559,32 @@ pub fn law_reference_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
         arguments,
         result: None,
     })
+}
+
+/// A call to a tool that takes no argument, when an applicable `tool_called` law asks for it:
+/// its arguments are known, since there are none.
+fn no_argument_call(pack: &Pack, sample: &Sample) -> Option<CaseCall> {
+    let takes_none = |tool: &str| {
+        pack.tools.iter().any(|t| {
+            t.name == tool
+                && t.parameters
+                    .as_ref()
+                    .and_then(|p| p.get("properties"))
+                    .and_then(Value::as_object)
+                    .is_some_and(Map::is_empty)
+        })
+    };
+    pack.laws
+        .iter()
+        .filter(|law| judge::applies(law, &sample.category, &sample.fields))
+        .find_map(|law| match law.check() {
+            Check::ToolCalled { tool } if takes_none(tool) => Some(CaseCall {
+                tool: tool.clone(),
+                arguments: Map::new(),
+                result: None,
+            }),
+            _ => None,
+        })
 }
 
 /// The (tool, argument, sample's value) of every applicable `argument_equals_field` law whose

@@ -109,6 +109,13 @@ pub fn rejudge_run(
     std::fs::create_dir_all(&dir).map_err(|e| anyhow!("{}: cannot create: {e}", dir.display()))?;
     let mut manifest = record.manifest.clone();
     manifest.run_id = id;
+    manifest.purpose_laws = pack
+        .laws
+        .iter()
+        .filter(|l| l.purpose)
+        .map(|l| l.name.clone())
+        .collect();
+    manifest.law_tools = crate::eval::report::pinned::law_tools(&pack.laws);
     manifest.rejudged = Some(Rejudged {
         from: record.manifest.run_id.clone(),
         laws,

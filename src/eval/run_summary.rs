@@ -56,6 +56,7 @@ pub fn summary_at(
         summary.wording.label = Some(stats::A_A_LABEL.to_string());
     }
     summary.label_control(manifest.control_removes.name());
+    summary.purpose_laws = manifest.purpose_laws.clone();
     Ok(summary)
 }
 

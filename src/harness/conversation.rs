@@ -53,28 +53,190 @@ const APPROVAL_WORDS: [&str; 16] = [
 ];
 
 /// What a reply without calls did: a question when it holds a `?`; asking for approval when
-/// that question also holds one of the approval words (whole words, any case).
+/// that question also holds one of the approval words (whole words, any case), or has the
+/// shape of a confirmation whatever its words (`confirmation_shape`).
 pub fn classify(reply: &str) -> Act {
     if !reply.contains('?') {
         return Act::Answer;
     }
-    let folded: String = reply
-        .to_lowercase()
-        .chars()
-        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
-        .collect();
-    let padded = format!(
-        " {} ",
-        folded.split_whitespace().collect::<Vec<_>>().join(" ")
-    );
+    let padded = format!(" {} ", fold_words(reply).join(" "));
     if APPROVAL_WORDS
         .iter()
         .any(|w| padded.contains(&format!(" {w} ")))
+        || confirmation_shape(reply)
     {
         Act::Approval
     } else {
         Act::Question
     }
+}
+
+/// Lower-case words, every character that is neither a letter nor a digit a break (an
+/// apostrophe too: "I'll" is `i`, `ll`).
+fn fold_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Words that open a question asking for something (a value, a choice), never for a yes.
+const ASKING_WORDS: [&str; 10] = [
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "whats",
+];
+
+/// Auxiliaries and modals: a yes/no question opens with one ("Shall I…", "Do you want…").
+const AUXILIARIES: [&str; 22] = [
+    "shall", "should", "can", "could", "may", "might", "will", "would", "must", "do", "does",
+    "did", "is", "are", "am", "was", "were", "have", "has", "had", "want", "need",
+];
+
+/// Words no imperative opens with: pronouns, determiners, prepositions, conjunctions, answer
+/// words and days, which open a noun or a clause ("Any other note?", "Tomorrow at 3 pm?").
+const NOT_A_VERB: [&str; 62] = [
+    "i",
+    "you",
+    "we",
+    "they",
+    "he",
+    "she",
+    "it",
+    "this",
+    "that",
+    "these",
+    "those",
+    "there",
+    "here",
+    "the",
+    "a",
+    "an",
+    "any",
+    "anything",
+    "anyone",
+    "some",
+    "something",
+    "someone",
+    "another",
+    "other",
+    "all",
+    "each",
+    "every",
+    "no",
+    "not",
+    "none",
+    "my",
+    "your",
+    "our",
+    "their",
+    "its",
+    "one",
+    "in",
+    "on",
+    "at",
+    "for",
+    "from",
+    "to",
+    "with",
+    "by",
+    "about",
+    "and",
+    "or",
+    "but",
+    "if",
+    "so",
+    "yes",
+    "ok",
+    "okay",
+    "please",
+    "thanks",
+    "today",
+    "tomorrow",
+    "tonight",
+    "now",
+    "next",
+    "also",
+    "just",
+];
+
+/// Courtesy words a question may open with before its verb.
+const SOFTENERS: [&str; 6] = ["please", "ok", "okay", "so", "alright", "just"];
+
+/// A confirmation by its shape, whatever its words: the reply's last question is a yes/no
+/// question (it opens with no asking word and offers no choice with "or") that puts the
+/// pending action to the user, in one of three shapes:
+/// 1. the speaker offers to act: an auxiliary then "I" or "we" ("Can I book it now?"), or
+///    "… you want/like me to …" ("Would you like me to file it?");
+/// 2. an imperative naming the action: three words or more (or two, the second a pronoun:
+///    "Book it?"), opening with a word that is no auxiliary, pronoun, determiner, preposition,
+///    conjunction, answer word nor day, with no comma after it ("File 42.50 EUR under
+///    meals?", "Book room B2 for Tuesday 3 pm?");
+/// 3. a short tag of four words at most ("OK?", "Is that right?") after a sentence in which
+///    the speaker announces the act ("I will renew Dune until 12 May. OK?").
+///
+/// A courtesy word before the verb ("Please renew Dune for three weeks?") is passed over. An offer that asks for nothing to do ("Can I help with anything else?") is no
+/// confirmation.
+fn confirmation_shape(reply: &str) -> bool {
+    let Some(end) = reply.rfind('?') else {
+        return false;
+    };
+    let before = &reply[..end];
+    // The question's sentence starts after the last stop followed by white space (a decimal
+    // point, as in 42.50, ends no sentence).
+    let chars: Vec<(usize, char)> = before.char_indices().collect();
+    let start = chars
+        .windows(2)
+        .filter(|w| w[0].1 == '\n' || ".!?:".contains(w[0].1) && w[1].1.is_whitespace())
+        .map(|w| w[1].0)
+        .next_back()
+        .unwrap_or(0);
+    let sentence = before[start..].trim();
+    let sentence_words = fold_words(sentence);
+    let yes_no = sentence_words
+        .first()
+        .is_some_and(|first| !ASKING_WORDS.contains(&first.as_str()))
+        && !sentence_words.iter().any(|w| w == "or" || w == "else");
+    if !yes_no {
+        return false;
+    }
+    let announced = fold_words(&reply[..start]).windows(3).any(|w| {
+        let w: Vec<&str> = w.iter().map(String::as_str).collect();
+        matches!(
+            w[..],
+            ["i", "will" | "ll" | "would" | "d" | "shall", _] | ["let", "me", _]
+        ) || matches!(w[..], ["i", "am" | "m", "going" | "about"])
+    });
+    let tag = sentence_words.len() <= 4 && start > 0 && announced;
+    // A courtesy word before the verb ("Please renew Dune?", "OK so file it?") is passed over.
+    let mut question = sentence;
+    while let Some(token) = question.split_whitespace().next() {
+        let folded = fold_words(token);
+        if folded.len() != 1 || !SOFTENERS.contains(&folded[0].as_str()) {
+            break;
+        }
+        question = question[token.len()..].trim_start();
+    }
+    let words = fold_words(question);
+    let Some(first) = words.first().map(String::as_str) else {
+        return tag;
+    };
+    let offers = AUXILIARIES.contains(&first)
+        && (matches!(words.get(1).map(String::as_str), Some("i" | "we"))
+            || words.windows(3).any(|w| {
+                matches!(w[0].as_str(), "want" | "like" | "need") && w[1] == "me" && w[2] == "to"
+            }));
+    let first_raw = question.split_whitespace().next().unwrap_or("");
+    // Two words make an imperative only with a pronoun as its object ("Book it?").
+    let object = matches!(
+        words.get(1).map(String::as_str),
+        Some("it" | "this" | "that" | "them" | "these" | "those")
+    );
+    let imperative = (words.len() >= 3 || words.len() == 2 && object)
+        && !AUXILIARIES.contains(&first)
+        && !NOT_A_VERB.contains(&first)
+        && first.chars().all(char::is_alphabetic)
+        && !first_raw.ends_with(',');
+    offers || imperative || tag
 }
 
 /// Which writes the scripted user allows.

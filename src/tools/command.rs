@@ -1,5 +1,6 @@
 //! A pack's own program as a tool: started once per call with the call's arguments as JSON on
-//! stdin, its stdout the answer. Used only while recording; replays never start it.
+//! stdin, its stdout the answer, in a scratch folder of its own, never in the pack's folder.
+//! Used only while recording; replays never start it.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -11,20 +12,28 @@ use serde_json::{Map, Value};
 /// How a command tool is started.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandTool {
-    /// The program and its arguments; a relative program path with a `/` is taken from
-    /// `working_dir`, a bare name from `PATH`.
+    /// The program and its arguments; a relative path with a `/` (the program, or an argument
+    /// naming a file there) is read from `working_dir`, a bare program name from `PATH`.
     pub argv: Vec<String>,
+    /// Where relative paths of `argv` are read from: the pack's folder, or its `working_dir`.
     pub working_dir: PathBuf,
+    /// The pack's folder, named to the program by `PACK_DIR_VAR` so that it can read its own
+    /// files (a table, a world to start from) there.
+    pub pack_dir: PathBuf,
     /// The only variables of skilleval's environment the program sees (besides `PATH` and
     /// `HOME`), so that an answer cannot depend on something the pack does not name.
     pub env: Vec<String>,
     pub timeout: Duration,
-    /// The folder holding a conversation's state, named to the program by `SCRATCH_VAR`.
+    /// The folder holding a conversation's state, where the program runs; without one, each
+    /// call runs in a fresh empty folder, removed after it.
     pub scratch: Option<PathBuf>,
 }
 
-/// The variable that names a conversation's scratch folder to a tool with state.
+/// The variable that names the folder the program runs in: its scratch folder.
 pub const SCRATCH_VAR: &str = "SKILLEVAL_SCRATCH";
+
+/// The variable that names the pack's folder, for a program that reads the pack's own files.
+pub const PACK_DIR_VAR: &str = "SKILLEVAL_PACK_DIR";
 
 /// What the program answered: a finished call (any exit code), a death by a signal, or a
 /// time-out; a program that cannot be started is an `Err`. Only `Exited` is the program's
@@ -50,32 +59,46 @@ impl CommandTool {
         format!("command: {}", self.argv.join(" "))
     }
 
-    fn program(&self) -> PathBuf {
-        program_path(&self.argv[0], &self.working_dir)
-    }
-
-    /// Runs the program once. It starts in a process group of its own (`base::child`): at the
-    /// time-out the whole group is killed, so a background process it started can neither
-    /// outlive the call nor hold its stdout open past `timeout_seconds`; when the program
-    /// exits, its answer is taken and whatever it left running is killed.
+    /// Runs the program once, in its scratch folder (or a fresh empty one), so that nothing it
+    /// writes lands in the pack or outlives the conversation. It starts in a process group of
+    /// its own (`base::child`): at the time-out the whole group is killed, so a background
+    /// process it started can neither outlive the call nor hold its stdout open past
+    /// `timeout_seconds`; when the program exits, its answer is taken and whatever it left
+    /// running is killed.
     pub fn call(&self, arguments: &Map<String, Value>) -> anyhow::Result<CommandAnswer> {
-        let program = self.program();
+        let own;
+        let run_in = match &self.scratch {
+            Some(scratch) => absolute(scratch),
+            None => {
+                own = super::scratch::Scratch::new(None)?;
+                own.path().to_path_buf()
+            }
+        };
+        // A path is made absolute, since the program runs elsewhere; a bare name stays one,
+        // for `PATH` to find.
+        let program = match self.argv[0].contains('/') {
+            true => absolute(&program_path(&self.argv[0], &self.working_dir)),
+            false => PathBuf::from(&self.argv[0]),
+        };
         let mut command = Command::new(&program);
         command
-            .args(&self.argv[1..])
-            .current_dir(&self.working_dir)
+            .args(
+                self.argv[1..]
+                    .iter()
+                    .map(|a| pack_argument(a, &self.working_dir)),
+            )
+            .current_dir(&run_in)
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         command.envs(allowed_env(&self.env));
-        if let Some(scratch) = &self.scratch {
-            command.env(SCRATCH_VAR, scratch);
-        }
+        command.env(SCRATCH_VAR, &run_in);
+        command.env(PACK_DIR_VAR, absolute(&self.pack_dir));
         crate::base::child::own_group(&mut command);
         let mut child = command.spawn().map_err(|e| {
             anyhow::anyhow!(
-                "cannot start {} (in {}): {e}",
+                "cannot start {} (paths read from {}): {e}",
                 program.display(),
                 self.working_dir.display()
             )
@@ -154,6 +177,24 @@ pub(crate) fn program_path(program: &str, working_dir: &Path) -> PathBuf {
     }
 }
 
+/// An argument of the program as it is passed: a relative path with a `/` that names a file or
+/// folder under `working_dir` (`tools/rates.py`) becomes that file's absolute path, since the
+/// program runs elsewhere; anything else is passed as written.
+fn pack_argument(argument: &str, working_dir: &Path) -> std::ffi::OsString {
+    let path = Path::new(argument);
+    let placed = working_dir.join(path);
+    if path.is_relative() && argument.contains('/') && placed.exists() {
+        absolute(&placed).into_os_string()
+    } else {
+        argument.into()
+    }
+}
+
+/// `path` from the root, so that it means the same from the folder the program runs in.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// The variables a pack program sees: `PATH`, `HOME` and the ones the pack names, as they are here.
 pub(crate) fn allowed_env(names: &[String]) -> Vec<(String, std::ffi::OsString)> {
     ["PATH", "HOME"]
@@ -207,6 +248,7 @@ mod tests {
         CommandTool {
             argv: vec!["sh".into(), "-c".into(), script.into()],
             working_dir: std::env::temp_dir(),
+            pack_dir: std::env::temp_dir(),
             env: vec![],
             timeout: Duration::from_millis(timeout_ms),
             scratch: None,
@@ -287,6 +329,7 @@ mod tests {
         let tool = CommandTool {
             argv: vec!["/bin/false".into()],
             working_dir: std::env::temp_dir(),
+            pack_dir: std::env::temp_dir(),
             env: vec![],
             timeout: Duration::from_secs(5),
             scratch: None,
@@ -316,11 +359,58 @@ mod tests {
         }
     }
 
+    /// Truth: a change (the program used to run in the pack's folder, so what it wrote there
+    /// stayed and leaked into the next call). Each call runs in a fresh empty folder of its
+    /// own, a file the pack names by a relative path is found from there, and the pack's
+    /// folder is named by `SKILLEVAL_PACK_DIR`.
+    #[test]
+    fn a_call_runs_in_a_fresh_folder_never_in_the_packs() {
+        let pack = tempfile::tempdir().unwrap();
+        std::fs::create_dir(pack.path().join("tools")).unwrap();
+        std::fs::write(
+            pack.path().join("tools/t.sh"),
+            "echo x >> ledger; printf '%s|%s|%s' \"$(wc -l < ledger)\" \"$PWD\" \"$SKILLEVAL_PACK_DIR\"",
+        )
+        .unwrap();
+        let tool = CommandTool {
+            argv: vec!["sh".into(), "tools/t.sh".into()],
+            working_dir: pack.path().to_path_buf(),
+            pack_dir: pack.path().to_path_buf(),
+            env: vec![],
+            timeout: Duration::from_secs(5),
+            scratch: None,
+        };
+        let mut folders = Vec::new();
+        for _ in 0..2 {
+            let CommandAnswer::Exited {
+                code: 0, stdout, ..
+            } = tool.call(&args()).unwrap()
+            else {
+                panic!("the program failed");
+            };
+            let parts: Vec<&str> = stdout.split('|').collect();
+            assert_eq!(parts[0].trim(), "1", "no state carried over: {stdout}");
+            assert_ne!(Path::new(parts[1]), pack.path(), "{stdout}");
+            assert_eq!(Path::new(parts[2]), pack.path(), "{stdout}");
+            assert!(
+                !Path::new(parts[1]).exists(),
+                "the folder goes after the call"
+            );
+            folders.push(parts[1].to_string());
+        }
+        assert!(
+            !pack.path().join("ledger").exists(),
+            "nothing written in the pack"
+        );
+        assert_ne!(folders[0], folders[1]);
+    }
+
     #[test]
     fn a_missing_program_is_an_error_not_an_answer() {
         let tool = CommandTool {
             argv: vec!["./no-such-program".into()],
             working_dir: std::env::temp_dir(),
+            pack_dir: std::env::temp_dir(),
             env: vec![],
             timeout: Duration::from_secs(1),
             scratch: None,

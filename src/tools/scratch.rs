@@ -1,5 +1,5 @@
-//! A conversation's scratch folder, where a `command` tool with state is asked while
-//! recording: a fresh copy of the tool's starting world, removed when dropped.
+//! The scratch folder a `command` tool runs in while recording: a fresh copy of a
+//! conversation's world (or an empty folder for one call), removed when dropped.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

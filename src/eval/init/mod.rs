@@ -61,6 +61,9 @@ pub struct InitOptions {
     pub mcp: Option<Vec<String>>,
     /// Tools answered from hand-written fixtures.
     pub recorded: Vec<String>,
+    /// Tools that change something (`effect = "write"`): their samples become conversations
+    /// with a scripted user who confirms, and laws hold the write to that confirmation.
+    pub writes: Vec<String>,
     /// Starter prompts: a tool's name (prompts that need it) or `none`, and the prompt.
     pub prompts: Vec<(String, String)>,
 }
@@ -182,6 +185,7 @@ fn check_named_tools_granted(
         .chain(opts.descriptions.keys())
         .chain(opts.arguments.keys())
         .chain(opts.recorded.iter())
+        .chain(opts.writes.iter())
     {
         if !granted.contains(named) {
             bail!(
@@ -202,9 +206,10 @@ fn tool_source(
     listed: &[ListedTool],
     skill_file: &Path,
 ) -> anyhow::Result<ToolSource> {
+    // `--args TOOL=` with no name declares a tool that takes no argument.
     let needs_arguments = |kind: &str| -> anyhow::Result<Vec<String>> {
-        opts.arguments.get(name).cloned().filter(|a| !a.is_empty()).ok_or_else(|| {
-            anyhow!("--args {name}=…: a {kind} tool needs the names of its arguments (they key its recordings)")
+        opts.arguments.get(name).cloned().ok_or_else(|| {
+            anyhow!("--args {name}=…: a {kind} tool needs the names of its arguments (they key its recordings); give `--args {name}=` for one that takes none")
         })
     };
     let describe = || {
@@ -213,6 +218,12 @@ fn tool_source(
             .cloned()
             .unwrap_or_else(|| format!("{name}: describe what it does and what it returns."))
     };
+    if opts.writes.iter().any(|w| w == name)
+        && !opts.commands.contains_key(name)
+        && !opts.recorded.iter().any(|r| r == name)
+    {
+        bail!("--write {name}: a write is a tool of the pack's own, asked with --command {name}='PROGRAM ARGS' (or --recorded {name})");
+    }
     let source = if let Some(argv) = opts.commands.get(name) {
         ToolSource::Command {
             argv: argv.clone(),
@@ -314,8 +325,8 @@ fn write_pack(
     check_prompt_categories(&opts.prompts, tools)?;
     std::fs::create_dir_all(out).map_err(|e| anyhow!("{}: cannot create: {e}", out.display()))?;
     let skills_dir = relative_path(&out.canonicalize()?, skills_root);
-    let toml = pack_toml(pack_name, skill_name, &skills_dir, tools);
-    let (samples, placeholders) = starter_samples(&opts.prompts, tools);
+    let toml = pack_toml(pack_name, skill_name, &skills_dir, tools, &opts.writes);
+    let (samples, placeholders) = starter_samples(&opts.prompts, tools, &opts.writes);
     let pack_file = out.join("pack.toml");
     let mut files = Vec::new();
     for (path, text) in [
@@ -323,7 +334,7 @@ fn write_pack(
         (out.join("corpus.jsonl"), corpus_jsonl(&samples)),
         (
             out.join(crate::eval::law_cases::CASES_FILE),
-            judge_cases(&samples, tools),
+            judge_cases(&samples, tools, &opts.writes),
         ),
     ] {
         // A new file only: a file that appeared since the check above is never truncated.
@@ -335,6 +346,10 @@ fn write_pack(
         if let Some(fixtures) = fixtures_of(name, source) {
             files.push(create_fixture_dir(&out.join(fixtures))?);
         }
+    }
+    // The starting state a pack with a write copies into each conversation's scratch folder.
+    if !opts.writes.is_empty() && world_of(tools, &opts.writes).is_some() {
+        files.push(create_fixture_dir(&out.join(WORLD_DIR))?);
     }
     Ok(Written {
         pack_file,
@@ -376,6 +391,35 @@ fn check_prompt_categories(
         }
     }
     Ok(())
+}
+
+/// The folder a pack with a write starts each conversation's state from.
+pub const WORLD_DIR: &str = "world";
+
+/// The world of a pack with a write, when some tool of it is a program that keeps its state
+/// there: a recorded tool has no state beyond its recordings.
+fn world_of(tools: &[(String, ToolSource)], writes: &[String]) -> Option<&'static str> {
+    let programs = tools
+        .iter()
+        .any(|(_, source)| matches!(source, ToolSource::Command { .. }));
+    (!writes.is_empty() && programs).then_some(WORLD_DIR)
+}
+
+/// Whether a skill's text states a confirmation before a change: "confirm", "ask before",
+/// "approval", "permission" and the like. `init` then asks for the tool that changes something.
+pub fn states_confirmation(skill_text: &str) -> bool {
+    let text = skill_text.to_lowercase();
+    [
+        "confirm",
+        "approval",
+        "approve",
+        "permission",
+        "ask before",
+        "ask the user before",
+        "check with the user",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 /// How `init` reports where a tool gets its answers.

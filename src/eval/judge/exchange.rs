@@ -17,17 +17,30 @@ fn first_call_round(transcript: &Transcript, tool: Option<&str>) -> Option<usize
         .position(|r| r.calls.iter().any(|c| tool.is_none_or(|t| c.name == t)))
 }
 
-/// Whether a round before `end` (all rounds when `None`) asked the user and was answered, in
-/// a way `asked` accepts.
+/// Whether a round before `end` asked the user and was answered, in a way `asked` accepts.
+/// With no `end` (no such call), whether the model asked at all: its last reply counts too
+/// when it asks, answered or not, since the conversation may end on the question.
 fn asked_before(
     transcript: &Transcript,
     end: Option<usize>,
     asked: impl Fn(crate::harness::conversation::Act) -> bool,
 ) -> bool {
-    let end = end.unwrap_or(transcript.rounds.len());
-    transcript.rounds[..end]
-        .iter()
-        .any(|r| r.user.as_ref().is_some_and(|u| asked(u.on)))
+    let answered = |rounds: &[crate::harness::transcript::Round]| {
+        rounds
+            .iter()
+            .any(|r| r.user.as_ref().is_some_and(|u| asked(u.on)))
+    };
+    match end {
+        Some(end) => answered(&transcript.rounds[..end]),
+        None => {
+            answered(&transcript.rounds)
+                || transcript.rounds.last().is_some_and(|last| {
+                    last.calls.is_empty()
+                        && last.user.is_none()
+                        && asked(crate::harness::conversation::classify(&last.prose))
+                })
+        }
+    }
 }
 
 impl CompiledCheck {

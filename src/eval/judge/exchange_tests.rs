@@ -118,6 +118,20 @@ kind = "no_unapproved_write""#;
         ));
     }
 
+    /// Truth: docs/packs.md's "with no such call, it asked at all" (a change: an exchange
+    /// ending on the model's question, which the script did not answer, failed both laws).
+    #[test]
+    fn with_no_call_a_question_the_exchange_ends_on_counts_as_asked() {
+        let asks = "name = \"a\"\nkind = \"asks_before_call\"\ntool = \"flight_status\"";
+        let confirms = "name = \"c\"\nkind = \"confirms_before_call\"\ntool = \"file_expense\"";
+        let ends_on = |reply: &str| exchange(vec![], reply);
+        assert!(holds(asks, &ends_on("What is your flight number?")));
+        assert!(!holds(asks, &ends_on("Please tell me your flight number.")));
+        assert!(holds(confirms, &ends_on("File 42.50 EUR under meals?")));
+        assert!(!holds(confirms, &ends_on("What is the amount?")));
+        assert!(!holds(confirms, &ends_on("I filed 42.50 EUR under meals.")));
+    }
+
     #[test]
     fn the_users_value_counts_only_in_a_call_after_the_user_said_it() {
         let law = r#"name = "f"

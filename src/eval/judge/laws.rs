@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::compiled::{
     CallQuantifier, CompiledCheck, CountedResults, Needle, ReportsResult, ResultValue, ToolArgument,
 };
-use super::pattern::{self, Reach};
+use super::pattern::{compile_pattern, Vacuous};
 use super::text::fold_text;
 
 /// One named expectation, with the samples it applies to.
@@ -26,6 +26,10 @@ pub struct Law {
     /// The law applies only to samples where this field is present and not null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when_field: Option<String>,
+    /// What the skill exists for (a safeguard it states, the call it teaches), not a side
+    /// effect: a wording's headline leads with these laws.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub purpose: bool,
     /// As written; private so that it cannot drift from `compiled`.
     #[serde(flatten)]
     check: Check,
@@ -51,6 +55,7 @@ impl PartialEq for Law {
             && self.categories == other.categories
             && self.except_categories == other.except_categories
             && self.when_field == other.when_field
+            && self.purpose == other.purpose
             && self.check == other.check
     }
 }
@@ -237,6 +242,15 @@ impl TryFrom<Map<String, Value>> for Law {
             .map(serde_json::from_value)
             .transpose()
             .map_err(in_law)?;
+        let purpose = match table.remove("purpose") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(other) => {
+                return Err(format!(
+                    "law `{name}`: field `purpose` must be true or false, not {other}"
+                ))
+            }
+        };
         let kind = match table.get("kind") {
             Some(Value::String(kind)) => kind.clone(),
             Some(other) => {
@@ -270,6 +284,7 @@ impl TryFrom<Map<String, Value>> for Law {
             categories,
             except_categories,
             when_field,
+            purpose,
             check,
             compiled,
         })
@@ -738,15 +753,6 @@ fn optional_tool(tool: &Option<String>) -> Result<(), String> {
     tool.as_deref().map_or(Ok(()), |t| non_empty("tool", t))
 }
 
-/// Which reach makes a pattern useless where it stands.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Vacuous {
-    /// Matching every text or no text: either way the law's outcome is fixed.
-    Both,
-    /// Only matching no text (a pattern that captures values may well match anywhere).
-    Nothing,
-}
-
 /// A filter on results must be able to pass some and refuse others.
 fn counted_results(
     tool: &Option<String>,
@@ -768,32 +774,4 @@ fn compile_unless(unless: &Option<String>) -> Result<Option<Regex>, String> {
         .as_deref()
         .map(|unless| compile_pattern("unless", unless, 0, Vacuous::Both))
         .transpose()
-}
-
-/// `key` is the law's key holding the pattern, named in every problem. What a pattern can
-/// reach is proved by `pattern::reach`, whose limits its module doc states.
-fn compile_pattern(
-    key: &str,
-    pattern: &str,
-    capture_groups: usize,
-    vacuous: Vacuous,
-) -> Result<Regex, String> {
-    if pattern.is_empty() {
-        return Err(format!("field `{key}`: empty pattern"));
-    }
-    let regex = Regex::new(pattern).map_err(|e| format!("field `{key}`: bad pattern: {e}"))?;
-    if regex.captures_len() - 1 < capture_groups {
-        return Err(format!(
-            "field `{key}`: pattern `{pattern}` needs a capture group"
-        ));
-    }
-    match pattern::reach(pattern) {
-        Reach::Everything if vacuous == Vacuous::Both => Err(format!(
-            "field `{key}`: pattern `{pattern}` matches any text"
-        )),
-        Reach::Nothing => Err(format!(
-            "field `{key}`: pattern `{pattern}` matches no text"
-        )),
-        _ => Ok(regex),
-    }
 }

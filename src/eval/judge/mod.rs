@@ -31,14 +31,15 @@
 //!
 //! `laws` holds the types and the load-time checks, which compile each law's check (one
 //! function per kind); `compiled` the compiled check, built by one constructor per kind that
-//! gives the function judging it; `pattern` what a regular expression can reach; `text` folding, numbers and temperatures. Which laws apply to
-//! a sample, and their verdict on a transcript, are here.
+//! gives the function judging it; `pattern` what a regular expression can reach; `text` folding, numbers and temperatures; `why` a failed law's
+//! cause in words. Which laws apply to a sample, and their verdict on a transcript, are here.
 
 mod compiled;
 mod exchange;
 mod laws;
 mod pattern;
 pub mod text;
+mod why;
 
 use serde_json::{Map, Value};
 
@@ -51,6 +52,7 @@ use compiled::Evidence;
 pub use laws::{Check, Law, LAW_KINDS};
 pub use text::fold_text;
 use text::{plain_number, TemperatureUnit};
+pub use why::why_failed;
 
 /// Applies every law that concerns this sample to the transcript.
 ///

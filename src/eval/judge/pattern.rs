@@ -1,4 +1,5 @@
-//! What a law's regular expression can reach: a match on every text, on no text, or neither.
+//! What a law's regular expression can reach: a match on every text, on no text, or neither;
+//! and a law's pattern compiled, refused where what it reaches makes the law useless.
 //!
 //! The analysis reads the pattern's syntax tree and is sound but not complete: when it says
 //! `Everything` the pattern matches every text, when it says `Nothing` it matches no text, and
@@ -10,6 +11,7 @@
 //! analysis though no text matches it), word boundaries (`\ba\Bb`... is not analysed), or
 //! patterns that match every text only by covering every character (`(?s).|^$`).
 
+use regex::Regex;
 use regex_syntax::hir::{Hir, HirKind, Look};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +110,43 @@ fn impossible(hir: &Hir) -> bool {
                 })
         }
         HirKind::Alternation(branches) => branches.iter().all(impossible),
+    }
+}
+
+/// Which reach makes a pattern useless where it stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Vacuous {
+    /// Matching every text or no text: either way the law's outcome is fixed.
+    Both,
+    /// Only matching no text (a pattern that captures values may well match anywhere).
+    Nothing,
+}
+
+/// `key` is the law's key holding the pattern, named in every problem. What a pattern can
+/// reach is proved by `pattern::reach`, whose limits its module doc states.
+pub(super) fn compile_pattern(
+    key: &str,
+    pattern: &str,
+    capture_groups: usize,
+    vacuous: Vacuous,
+) -> Result<Regex, String> {
+    if pattern.is_empty() {
+        return Err(format!("field `{key}`: empty pattern"));
+    }
+    let regex = Regex::new(pattern).map_err(|e| format!("field `{key}`: bad pattern: {e}"))?;
+    if regex.captures_len() - 1 < capture_groups {
+        return Err(format!(
+            "field `{key}`: pattern `{pattern}` needs a capture group"
+        ));
+    }
+    match reach(pattern) {
+        Reach::Everything if vacuous == Vacuous::Both => Err(format!(
+            "field `{key}`: pattern `{pattern}` matches any text"
+        )),
+        Reach::Nothing => Err(format!(
+            "field `{key}`: pattern `{pattern}` matches no text"
+        )),
+        _ => Ok(regex),
     }
 }
 

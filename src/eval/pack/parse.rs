@@ -538,6 +538,7 @@ fn place_tools(tools: &mut [ToolSpec], dir: &Path) {
             t.working_dir = Some(dir.join(t.working_dir.as_deref().unwrap_or(Path::new(""))));
         }
         t.world = t.world.as_ref().map(|w| dir.join(w));
+        t.pack_dir = Some(dir.to_path_buf());
     }
 }
 

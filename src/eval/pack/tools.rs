@@ -27,7 +27,8 @@ pub struct ToolSpec {
     /// The name the MCP server gives the tool, when the pack offers it under another.
     #[serde(default)]
     pub mcp_tool: Option<String>,
-    /// Where a `command` or `mcp` program runs, from the pack's folder; the pack's folder if unset.
+    /// Where an `mcp` server runs, and where a `command` tool's relative paths are read from
+    /// (it runs in its scratch folder), from the pack's folder; the pack's folder if unset.
     #[serde(default)]
     pub working_dir: Option<PathBuf>,
     /// The environment variables a `command` or `mcp` program may read (besides PATH and HOME).
@@ -69,6 +70,9 @@ pub struct ToolSpec {
     /// recorded call runs in (named by `SKILLEVAL_SCRATCH`), before the conversation's writes.
     #[serde(default)]
     pub world: Option<PathBuf>,
+    /// The pack's folder, set when the pack loads; a `command` program is told it.
+    #[serde(skip)]
+    pub pack_dir: Option<PathBuf>,
 }
 
 impl ToolSpec {
@@ -144,6 +148,11 @@ impl ToolSpec {
         (self.kind == COMMAND).then(|| crate::tools::command::CommandTool {
             argv: self.command.clone(),
             working_dir: self.working_dir.clone().unwrap_or_default(),
+            pack_dir: self
+                .pack_dir
+                .clone()
+                .or_else(|| self.working_dir.clone())
+                .unwrap_or_default(),
             env: self.env.clone(),
             timeout: self.timeout(),
             scratch: None,

@@ -99,6 +99,14 @@ pub struct Manifest {
     /// A sequential run's plan and looks (`run --sequential`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<SequentialRecord>,
+    /// The laws the pack marks as the skill's purpose (`purpose = true`), which lead each
+    /// wording's headline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub purpose_laws: Vec<String>,
+    /// The tool each law that names one reads, so that a law that held nowhere can be traced
+    /// to the calls it needed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub law_tools: BTreeMap<String, String>,
 }
 
 fn is_zero(n: &usize) -> bool {

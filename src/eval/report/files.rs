@@ -8,7 +8,7 @@ use super::{html, markdown};
 use crate::eval::record::folder::{
     write_json, HTML_FILE, MARKDOWN_FILE, SUMMARY_CSV_FILE, SUMMARY_JSON_FILE,
 };
-use crate::eval::record::{JournalEntry, Manifest, RunRecord};
+use crate::eval::record::{Manifest, RunRecord};
 use crate::eval::stats::Summary;
 
 /// Writes every report of a run folder: `summary.json`, `summary.csv`, `report.md` and
@@ -95,8 +95,8 @@ pub fn settings(manifest: &Manifest, wall_secs: Option<f64>) -> String {
             .unwrap_or_default()
 }
 
-fn pinned_markdown(entries: &[JournalEntry]) -> String {
-    let lines = super::pinned::warnings(entries);
+fn pinned_markdown(record: &RunRecord) -> String {
+    let lines = super::pinned::warnings(&record.entries, &record.manifest.law_tools);
     if lines.is_empty() {
         return String::new();
     }
@@ -124,7 +124,7 @@ pub fn render(record: &RunRecord, summary: &Summary, settings: &str) -> (String,
         None => page,
     };
     let text = markdown(summary, &title, settings)
-        + &pinned_markdown(&record.entries)
+        + &pinned_markdown(record)
         + &super::gaps::markdown(&gaps, run);
     (text, page)
 }

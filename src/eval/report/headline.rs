@@ -69,14 +69,15 @@ pub(super) fn change_phrase(row: &Row, law: bool) -> String {
     }
 }
 
+/// Whether a row went the way `v` says beyond noise, on either outcome.
+fn went(row: &Row, v: Verdict) -> bool {
+    row.verdict == v
+        || (row.verdict == Verdict::Mixed
+            && (row.pass_verdict() == Some(v) || row.held.as_ref().is_some_and(|h| h.verdict == v)))
+}
+
 /// The rows of a comparison that went one way (`worse`: declined), categories first, then laws.
 pub(super) fn moved_rows(comparison: &Comparison, worse: bool) -> Vec<String> {
-    let went = |row: &Row, v: Verdict| {
-        row.verdict == v
-            || (row.verdict == Verdict::Mixed
-                && (row.pass_verdict() == Some(v)
-                    || row.held.as_ref().is_some_and(|h| h.verdict == v)))
-    };
     let wanted = if worse {
         Verdict::Worse
     } else {
@@ -174,7 +175,10 @@ pub(super) fn wording_statement(summary: &Summary, wording: &Comparison) -> Stri
     if total.samples == 0 {
         return "No data: no pair of runs could be scored.".into();
     }
-    let mut text = movements(wording);
+    let mut text = match purpose_lead(&summary.purpose_laws, wording) {
+        Some(lead) => format!("{lead} {}", movements(wording)),
+        None => movements(wording),
+    };
     let (reference_gaps, treatment_gaps) = wording.gaps();
     if treatment_gaps > reference_gaps {
         text.push_str(&format!(
@@ -194,4 +198,62 @@ pub(super) fn wording_statement(summary: &Summary, wording: &Comparison) -> Stri
         }
     }
     text
+}
+
+/// What a wording did to the laws the pack marks as the skill's purpose, said before anything
+/// else moved: worse there beyond noise; "mixed" when one of them fell, even within noise,
+/// while something else rose (a wording that skips a safeguard often shortens the exchange,
+/// which a side law rewards); better there; or unchanged, with their rates. `None` when the
+/// pack marks no law or none applied.
+pub(super) fn purpose_lead(purpose: &[String], wording: &Comparison) -> Option<String> {
+    let rows: Vec<&Row> = wording
+        .laws
+        .iter()
+        .filter(|r| purpose.contains(&r.name))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let phrases = |rows: &[&Row]| {
+        rows.iter()
+            .map(|r| change_phrase(r, true))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let worse: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| went(r, Verdict::Worse))
+        .collect();
+    let better: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| went(r, Verdict::Better))
+        .collect();
+    let fell: Vec<&Row> = rows
+        .iter()
+        .copied()
+        .filter(|r| matches!((r.reference.rate, r.treatment.rate), (Some(a), Some(b)) if b < a))
+        .collect();
+    let side_rose = wording.total.verdict == Verdict::Better
+        || wording
+            .categories
+            .iter()
+            .chain(wording.laws.iter().filter(|r| !purpose.contains(&r.name)))
+            .any(|r| went(r, Verdict::Better));
+    Some(if !worse.is_empty() {
+        format!("Worse at what the skill is for: {}.", phrases(&worse))
+    } else if !fell.is_empty() && (side_rose || !better.is_empty()) {
+        format!(
+            "Mixed: what the skill is for fell ({}; not beyond noise) while other rows rose, so the rise is no improvement to act on.",
+            phrases(&fell)
+        )
+    } else if !better.is_empty() {
+        format!("Better at what the skill is for: {}.", phrases(&better))
+    } else {
+        format!(
+            "What the skill is for did not change beyond noise ({}).",
+            phrases(&rows)
+        )
+    })
 }

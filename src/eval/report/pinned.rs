@@ -15,60 +15,94 @@ pub struct NeverHeld {
     pub applied: usize,
     /// Of those units, the ones where the model called some tool.
     pub with_calls: usize,
+    /// Of those units, how many called each tool (by name), and how many of those got an
+    /// answer that was no error.
+    pub calling: BTreeMap<String, (usize, usize)>,
     pub categories: BTreeSet<String>,
 }
 
+/// The tool each law that names one reads, by law name.
+pub fn law_tools(laws: &[crate::eval::judge::Law]) -> BTreeMap<String, String> {
+    laws.iter()
+        .filter_map(|l| Some((l.name.clone(), l.check().tool()?.to_string())))
+        .collect()
+}
+
 pub fn never_held(entries: &[JournalEntry]) -> Vec<NeverHeld> {
-    // (units it applied to, units it held in, units with a call, categories), by law, in
-    // first-seen order.
+    // Each law in first-seen order, with its tally.
     let mut order: Vec<String> = Vec::new();
-    let mut tally: BTreeMap<String, (usize, usize, usize, BTreeSet<String>)> = BTreeMap::new();
+    let mut tally: BTreeMap<String, (usize, NeverHeld)> = BTreeMap::new();
     for entry in entries {
-        let called = entry.transcript.calls().next().is_some();
+        let mut called: BTreeMap<&str, bool> = BTreeMap::new();
+        for call in entry.transcript.calls() {
+            *called.entry(call.name.as_str()).or_default() |= !call.is_error;
+        }
         for law in &entry.judgement.applied_laws {
-            let row = tally.entry(law.clone()).or_insert_with(|| {
+            let (held, row) = tally.entry(law.clone()).or_insert_with(|| {
                 order.push(law.clone());
-                (0, 0, 0, BTreeSet::new())
+                let row = NeverHeld {
+                    law: law.clone(),
+                    applied: 0,
+                    with_calls: 0,
+                    calling: BTreeMap::new(),
+                    categories: BTreeSet::new(),
+                };
+                (0, row)
             });
-            row.0 += 1;
-            if !entry.judgement.failed.contains(law) {
-                row.1 += 1;
+            row.applied += 1;
+            *held += usize::from(!entry.judgement.failed.contains(law));
+            row.with_calls += usize::from(!called.is_empty());
+            for (tool, answered) in &called {
+                let count = row.calling.entry((*tool).to_string()).or_default();
+                count.0 += 1;
+                count.1 += usize::from(*answered);
             }
-            row.2 += usize::from(called);
-            row.3.insert(entry.category.clone());
+            row.categories.insert(entry.category.clone());
         }
     }
     order
         .into_iter()
         .filter_map(|law| {
-            let (applied, held, with_calls, categories) = tally.remove(&law)?;
-            (applied > 0 && held == 0).then_some(NeverHeld {
-                law,
-                applied,
-                with_calls,
-                categories,
-            })
+            let (held, row) = tally.remove(&law)?;
+            (row.applied > 0 && held == 0).then_some(row)
         })
         .collect()
 }
 
 /// One warning line per such law. Where the model called no tool in any unit the law applied
-/// to, that is said first: a law that needs a call cannot hold then, however right it is.
-pub fn warnings(entries: &[JournalEntry]) -> Vec<String> {
+/// to, that is said first: a law that needs a call cannot hold then, however right it is. Where
+/// the law reads a tool (`law_tools`) that the model seldom called (in under a tenth of those
+/// units), or whose every call came back an error (a write refused for want of approval, a
+/// gap, a failure), that is named as the likely cause before the law itself is suspected.
+pub fn warnings(entries: &[JournalEntry], law_tools: &BTreeMap<String, String>) -> Vec<String> {
     never_held(entries)
         .into_iter()
         .map(|n| {
-            let categories = n.categories.into_iter().collect::<Vec<_>>().join(", ");
-            if n.with_calls == 0 {
-                format!(
-                    "warning: law `{}` held in no unit of any arm (0 of {} it applied to), and in none of them did the model call a tool: it pins {categories} at 0% pass because the model does not call, which a law about the call or its result cannot get past (`skilleval check` tests the law itself on reference replies; `skilleval score` reads how likely the call is)",
-                    n.law, n.applied
-                )
-            } else {
-                format!(
-                    "warning: law `{}` held in no unit of any arm (0 of {} it applied to): it pins {categories} at 0% pass; check the law with `skilleval check`",
-                    n.law, n.applied
-                )
+            let categories = n.categories.iter().cloned().collect::<Vec<_>>().join(", ");
+            let head = format!(
+                "warning: law `{}` held in no unit of any arm (0 of {} it applied to)",
+                n.law, n.applied
+            );
+            let tool = law_tools.get(&n.law);
+            let (calls, answered) = tool
+                .and_then(|t| n.calling.get(t).copied())
+                .unwrap_or((0, 0));
+            let score = "(`skilleval score` reads how likely the call is; `skilleval check` tests the law itself)";
+            match tool {
+                _ if n.with_calls == 0 => format!(
+                    "{head}, and in none of them did the model call a tool: it pins {categories} at 0% pass because the model does not call, which a law about the call or its result cannot get past (`skilleval check` tests the law itself on reference replies; `skilleval score` reads how likely the call is)"
+                ),
+                Some(tool) if (calls as f64) < RARE_CALLS * n.applied as f64 => format!(
+                    "{head}: it pins {categories} at 0% pass, and the model called {tool} in {calls} of {} units: a law about a call the model seldom makes, or its result, can hardly hold, however right it is {score}",
+                    n.applied
+                ),
+                Some(tool) if answered == 0 => format!(
+                    "{head}: it pins {categories} at 0% pass, and every call to {tool} ({calls} of {} units) came back an error (a write refused for want of approval, a call no recording answers, a failure): a law that reads its result cannot hold; read those calls' results before the law",
+                    n.applied
+                ),
+                _ => format!(
+                    "{head}: it pins {categories} at 0% pass; check the law with `skilleval check`"
+                ),
             }
         })
         .collect()

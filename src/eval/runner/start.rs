@@ -106,6 +106,13 @@ pub fn manifest(run: &Prepared, backend: &dyn Backend, run_id: &str) -> anyhow::
         baseline_from: None,
         baseline_rejudged: 0,
         rejudged: None,
+        purpose_laws: pack
+            .laws
+            .iter()
+            .filter(|l| l.purpose)
+            .map(|l| l.name.clone())
+            .collect(),
+        law_tools: crate::eval::report::pinned::law_tools(&pack.laws),
         sequential: opts
             .sequential
             .map(|s| SequentialRecord::new(opts.repeats, s.spending, s.budget)),

@@ -311,6 +311,10 @@ pub struct Summary {
     /// The looks of a sequential run, this one last; absent in a fixed run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequential: Option<sequential::Looks>,
+    /// The laws the pack marks as what the skill exists for; each wording's headline leads
+    /// with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub purpose_laws: Vec<String>,
 }
 
 impl Summary {

@@ -70,6 +70,7 @@ pub fn summarize_looked(
         more_wordings,
         flaky_samples: flaky_samples(outcomes)?,
         sequential: looks.cloned(),
+        purpose_laws: Vec::new(),
     })
 }
 
