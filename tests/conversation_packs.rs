@@ -568,7 +568,6 @@ fn score_scores_the_arguments_of_a_call_inside_reference_turns() {
     use skilleval::eval::runner::{self, RunOptions};
     use skilleval::eval::score;
     use skilleval::eval::score::measure::StepKind;
-    use skilleval::eval::score::rows::DEFAULT_MARGIN;
     let out = tempfile::tempdir().unwrap();
     let pack = Pack::load(pack_dir("notes").to_str().unwrap()).unwrap();
     let mut opts = RunOptions::new(pack);
@@ -583,7 +582,8 @@ fn score_scores_the_arguments_of_a_call_inside_reference_turns() {
         &mut HalfPerWord,
         &prepared,
         &references,
-        DEFAULT_MARGIN,
+        score::ScoreSettings::default(),
+        None,
         false,
     )
     .unwrap();
