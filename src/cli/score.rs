@@ -107,7 +107,7 @@ fn parse_share(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(m) if m.is_finite() && (0.0..=1.0).contains(&m) => Ok(m),
         _ => Err(format!(
-            "{text:?} is not a share: give a number from 0 to 1, e.g. 0.5"
+            "{text:?} is not a share: give a number from 0 to 1, e.g. 0.67"
         )),
     }
 }

@@ -32,7 +32,7 @@ pub struct Margin {
 /// "Calibration").
 pub const DEFAULT_MARGIN: Margin = Margin {
     points: 5.0,
-    relative: 0.5,
+    relative: 0.67,
 };
 
 /// The repeats a sampled confirmation is planned with: a row whose expected draws over its
@@ -464,7 +464,7 @@ mod tests {
 
     #[test]
     fn a_rare_step_falling_to_nothing_is_worse() {
-        // 2.9% → 0% on every sample of 36: beyond half the larger rate, and a sampled run of
+        // 2.9% → 0% on every sample of 36: beyond two thirds of the larger rate, and a sampled run of
         // 6 repeats would draw it about six times in the baseline.
         let row = total(&planted(36, around(0.029), |_| 0.0));
         assert!(!row.out_of_reach, "{row:?}");
@@ -581,6 +581,6 @@ mod tests {
     #[test]
     fn the_margin_is_points_or_a_share_of_a_rare_rate() {
         assert!((DEFAULT_MARGIN.at(0.5, 0.4) - 0.05).abs() < 1e-12);
-        assert!((DEFAULT_MARGIN.at(0.029, 0.0) - 0.0145).abs() < 1e-12);
+        assert!((DEFAULT_MARGIN.at(0.029, 0.0) - 0.67 * 0.029).abs() < 1e-12);
     }
 }
