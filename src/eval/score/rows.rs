@@ -190,9 +190,6 @@ pub fn compare(
         .into_iter()
         .collect();
     let column = |id: &str| samples.iter().position(|s| s == id).expect("a sample");
-    // Each row's samples: (column, category, against, arm, cut), each arm (probability,
-    // likelihood).
-    type Cell = (usize, String, (f64, f64), (f64, f64), usize);
     let mut by_row: BTreeMap<(StepKind, Option<String>), Vec<Cell>> = BTreeMap::new();
     for ((kind, id), (category, a, b, cut)) in &paired {
         let (Some(a), Some(b)) = (a, b) else { continue };
@@ -249,11 +246,15 @@ pub fn compare(
     }
 }
 
+/// One sample of a row: (column, category, against, arm, cut), each arm (probability,
+/// likelihood).
+type Cell = (usize, String, (f64, f64), (f64, f64), usize);
+
 /// One row from its cells and its family's p (none for a diagnostic row).
 fn row(
     name: &str,
     key: &(StepKind, Option<String>),
-    cells: &[(usize, String, (f64, f64), (f64, f64), usize)],
+    cells: &[Cell],
     p: Option<(f64, f64)>,
     rule: Rule,
 ) -> ScoreRow {
