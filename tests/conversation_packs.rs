@@ -323,11 +323,10 @@ fn a_world_or_a_recorded_state_that_cannot_be_is_refused_by_name() {
 /// The score of a conversation's question step against the rate it is the expectation of.
 /// Truth: the sampled run `skilleval run --pack packs/flights --variant packs/flights/variants
 /// --repeats 6` (tests/data/journals/flights-first-replies.jsonl: the first reply of each of its
-/// 480 missing_number units, which the scorer never reads). Per (sample, arm): the share of
-/// repeats whose first reply was the reference question against the probability of its words,
-/// and the share whose first reply asked (no call, and a question as the scripted user reads it)
-/// against the `asks` row, the share of drawn replies the asking law passes. The file holds the
-/// pack's wording of today: a change to the skill or its variants needs a new run.
+/// 480 missing_number units, which the scorer never reads). Per (sample, arm), the share of
+/// repeats whose first reply was the reference question against the probability of its words
+/// (the `question_words` diagnostic). The file holds the pack's wording of today: a change to the
+/// skill or its variants needs a new run.
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
@@ -347,21 +346,13 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
     opts.output_root = out.path().to_path_buf();
     let prepared = runner::prepare(&opts).unwrap();
     let references = score::references(&prepared).unwrap();
-    let mut options =
-        skilleval::harness::backend::llama::LlamaOptions::new(common::model::model_path());
-    options.n_ctx = 2048;
-    let mut drawer = skilleval::harness::backend::open_reproducible(&options, 4).unwrap();
-    let settings = score::ScoreSettings {
-        draws: 4,
-        ..score::ScoreSettings::default()
-    };
     let mut backend = common::model::backend();
     let (_, steps) = score::score(
         &mut *backend,
         &prepared,
         &references,
-        settings,
-        Some(&*drawer.backend()),
+        score::ScoreSettings::default(),
+        None,
         false,
     )
     .unwrap();
@@ -370,67 +361,43 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
             .join("tests/data/journals/flights-first-replies.jsonl"),
     )
     .unwrap();
-    // (sample, arm) → (repeats that wrote the question, repeats that asked, repeats).
-    let mut observed: std::collections::BTreeMap<(String, String), (f64, f64, f64)> =
-        Default::default();
+    let mut observed: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
     for line in text.lines() {
         let unit: serde_json::Value = serde_json::from_str(line).unwrap();
-        let called = unit["first_round_called"].as_bool().unwrap();
-        let reply = unit["first_reply"].as_str().unwrap();
-        let wrote = !called && reply.trim() == "What is your flight number?";
-        let asked = !called && skilleval::harness::conversation::classify(reply).asks();
+        let asked = !unit["first_round_called"].as_bool().unwrap()
+            && unit["first_reply"].as_str().unwrap().trim() == "What is your flight number?";
         let arm = unit["arm"].to_string();
         let entry = observed
             .entry((unit["sample_id"].as_str().unwrap().to_string(), arm))
             .or_default();
-        entry.0 += f64::from(u8::from(wrote));
-        entry.1 += f64::from(u8::from(asked));
-        entry.2 += 1.0;
+        entry.0 += f64::from(u8::from(asked));
+        entry.1 += 1.0;
     }
-    let pairs = |kind: StepKind, drawn: fn(&(f64, f64, f64)) -> f64| -> Vec<(f64, f64)> {
-        steps
-            .iter()
-            .filter(|s| s.kind == kind)
-            .filter_map(|s| {
-                let arm = serde_json::to_value(s.arm).unwrap().to_string();
-                observed
-                    .get(&(s.sample_id.clone(), arm))
-                    .map(|o| (s.probability, drawn(o)))
-            })
-            .collect()
-    };
-    let agreement = |pairs: &[(f64, f64)]| -> (f64, f64, f64) {
-        let n = pairs.len() as f64;
-        let (mx, my) = (
-            pairs.iter().map(|p| p.0).sum::<f64>() / n,
-            pairs.iter().map(|p| p.1).sum::<f64>() / n,
-        );
-        let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-        let (vx, vy): (f64, f64) = (
-            pairs.iter().map(|p| (p.0 - mx).powi(2)).sum(),
-            pairs.iter().map(|p| (p.1 - my).powi(2)).sum(),
-        );
-        (mx, my, cov / (vx * vy).sqrt())
-    };
-    let words = pairs(StepKind::QuestionWords, |o| o.0 / o.2);
-    assert_eq!(words.len(), 80, "20 samples in four arms");
-    let (mx, my, corr) = agreement(&words);
-    eprintln!("question words: mean scored {mx:.3}, sampled {my:.3}, correlation {corr:.3}");
+    let pairs: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| s.kind == StepKind::QuestionWords)
+        .filter_map(|s| {
+            let arm = serde_json::to_value(s.arm).unwrap().to_string();
+            observed
+                .get(&(s.sample_id.clone(), arm))
+                .map(|(asked, repeats)| (s.probability, asked / repeats))
+        })
+        .collect();
+    assert_eq!(pairs.len(), 80, "20 samples in four arms");
+    let n = pairs.len() as f64;
+    let (mx, my) = (
+        pairs.iter().map(|p| p.0).sum::<f64>() / n,
+        pairs.iter().map(|p| p.1).sum::<f64>() / n,
+    );
+    let cov: f64 = pairs.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let (vx, vy): (f64, f64) = (
+        pairs.iter().map(|p| (p.0 - mx).powi(2)).sum(),
+        pairs.iter().map(|p| (p.1 - my).powi(2)).sum(),
+    );
+    let corr = cov / (vx * vy).sqrt();
+    eprintln!("asks: mean scored {mx:.3}, sampled {my:.3}, correlation {corr:.3}");
     assert!(
         (mx - my).abs() < 0.05,
-        "scored {mx:.3} against sampled {my:.3}"
-    );
-    assert!(corr > 0.6, "correlation {corr:.3}");
-    let asks = pairs(StepKind::Asks, |o| o.1 / o.2);
-    assert_eq!(
-        asks.len(),
-        80,
-        "the asking law judges every sample in every arm"
-    );
-    let (mx, my, corr) = agreement(&asks);
-    eprintln!("asks (laws): mean scored {mx:.3}, sampled {my:.3}, correlation {corr:.3}");
-    assert!(
-        (mx - my).abs() < 0.1,
         "scored {mx:.3} against sampled {my:.3}"
     );
     assert!(corr > 0.6, "correlation {corr:.3}");
