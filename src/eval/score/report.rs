@@ -357,13 +357,8 @@ Per (sample, arm): the scored rate against the share of the run's repeats that t
     );
     for k in &agreement.kinds {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
-            k.step.key(),
-            k.pairs,
-            k.units,
-            percent(k.mean_scored),
-            percent(k.mean_drawn),
-            k.correlation.map_or("—".into(), |r| format!("{r:.3}")),
+            "| {} | {} |\n",
+            agreement_cells(k).join(" | "),
             k.bins
                 .iter()
                 .map(|b| format!(
@@ -378,6 +373,19 @@ Per (sample, arm): the scored rate against the share of the run's repeats that t
     }
     out.push('\n');
     out
+}
+
+/// A step's agreement as both reports show it: step, pairs, units, the two means, the
+/// correlation.
+fn agreement_cells(k: &KindAgreement) -> [String; 6] {
+    [
+        k.step.key().to_string(),
+        k.pairs.to_string(),
+        k.units.to_string(),
+        percent(k.mean_scored),
+        percent(k.mean_drawn),
+        k.correlation.map_or("—".into(), |r| format!("{r:.3}")),
+    ]
 }
 
 /// A calibration plot: each (sample, arm) as a dot at its scored rate (x) and drawn share (y),
@@ -409,13 +417,8 @@ fn agreement_html(agreement: &Agreement) -> String {
     );
     for k in &agreement.kinds {
         out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            k.step.key(),
-            k.pairs,
-            k.units,
-            percent(k.mean_scored),
-            percent(k.mean_drawn),
-            k.correlation.map_or("—".into(), |r| format!("{r:.3}")),
+            "<tr><td>{}</td><td>{}</td></tr>",
+            agreement_cells(k).join("</td><td>"),
             calibration_plot(k)
         ));
     }
