@@ -33,8 +33,8 @@ fn a_server_backend_is_refused_in_one_line_before_anything_runs() {
 }
 
 #[test]
-fn a_margin_below_one_is_refused() {
-    let (code, _, stderr) = score(&["--pack", "weather", "--margin", "0.5"]);
+fn a_margin_outside_zero_to_a_hundred_points_is_refused() {
+    let (code, _, stderr) = score(&["--pack", "weather", "--margin", "120"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("not a margin"), "{stderr}");
 }
