@@ -38,6 +38,23 @@ fn the_loader_reads_the_format_and_keeps_unknown_keys() {
 }
 
 #[test]
+fn an_unquoted_colon_in_a_value_names_the_line_and_says_to_quote_it() {
+    // Written from YAML's rule: ": " inside a plain scalar starts a mapping.
+    let text = "---\nname: notes\ndescription: Manages notes: create and list them.\n---\nBody.\n";
+    let error = parse_skill_md(text, Path::new("notes/SKILL.md"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.starts_with("notes/SKILL.md:3: front matter:"),
+        "{error}"
+    );
+    assert!(error.contains("needs quotes"), "{error}");
+    let quoted =
+        "---\nname: notes\ndescription: \"Manages notes: create and list them.\"\n---\nBody.\n";
+    assert!(parse_skill_md(quoted, Path::new("notes/SKILL.md")).is_ok());
+}
+
+#[test]
 fn allowed_tools_and_the_older_tools_key_grant_the_same() {
     let old = "---\nname: s\ndescription: d\ntools: [station_reading, other]\n---\nB\n";
     let new = "---\nname: s\ndescription: d\nallowed-tools: station_reading other\n---\nB\n";

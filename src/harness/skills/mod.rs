@@ -169,8 +169,14 @@ pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, S
                 let message = message
                     .rfind(" at line ")
                     .map_or(message.as_str(), |cut| &message[..cut]);
+                // The commonest cause: a plain value with ": " in it, such as a description.
+                let hint = if message.starts_with("mapping values are not allowed") {
+                    "; a value with \": \" in it needs quotes"
+                } else {
+                    ""
+                };
                 anyhow!(
-                    "{shown}:{}: front matter: {message} (column {})",
+                    "{shown}:{}: front matter: {message} (column {}){hint}",
                     at.line() + 1,
                     at.column()
                 )
