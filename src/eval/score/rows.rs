@@ -44,7 +44,16 @@ impl Margin {
     pub fn at(&self, a: f64, b: f64) -> f64 {
         (self.points / 100.0).min(self.relative * a.max(b))
     }
+
+    /// Whether the relative part sets the margin between rates `a` and `b`: a rare step.
+    pub fn is_rare(&self, a: f64, b: f64) -> bool {
+        self.relative * a.max(b) < self.points / 100.0
+    }
 }
+
+/// Draws of a step a sampled run needs before its sign-flip test can reach p ≤ .05 at all
+/// (six samples that all moved one way give 2⁻⁵): under this the confirmation cannot confirm.
+pub const DRAWS_TO_CONFIRM: f64 = 6.0;
 
 /// A likelihood below this counts as this in a log odds ratio (one that underflowed to 0).
 pub const FLOOR: f64 = 1e-300;
@@ -118,6 +127,10 @@ pub struct ScoreRow {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub out_of_reach: bool,
     pub verdict: ScoreVerdict,
+    /// For a called row that the planned confirmation would draw fewer than six times in the
+    /// higher arm: the repeats a sampled run needs to have a chance to confirm it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats_to_confirm: Option<u32>,
 }
 
 /// One comparison: an arm against another, every row of it.
@@ -301,13 +314,22 @@ fn row(
     let out_of_reach = mean_against * planned < 1.0 && mean_arm * planned < 1.0;
     let (p, p_adjusted) = p.unwrap_or((1.0, 1.0));
     let significant = p_adjusted <= rule.level && diffs.iter().any(|d| *d != 0.0);
+    // A common step's change is called only when its whole interval lies beyond the margin: a
+    // probability has no sampling noise, so a wording-wide nudge is significant however small,
+    // and only the margin keeps it from a verdict. A rare step's interval is as wide as the
+    // step itself, so there the change itself must pass the relative margin.
+    let rare = rule.margin.is_rare(mean_against, mean_arm);
+    let (rose, fell) = match rare {
+        true => (mean >= material, mean <= -material),
+        false => (interval.low >= material, interval.high <= -material),
+    };
     let verdict = if key.0.diagnostic() {
         ScoreVerdict::Diagnostic
     } else if out_of_reach {
         ScoreVerdict::OutOfReach
-    } else if significant && mean >= material {
+    } else if significant && rose {
         ScoreVerdict::Better
-    } else if significant && mean <= -material {
+    } else if significant && fell {
         ScoreVerdict::Worse
     } else if interval.low > -material && interval.high < material {
         ScoreVerdict::NoMaterialChange
@@ -334,6 +356,14 @@ fn row(
         cut: cells.iter().map(|c| c.4).sum(),
         out_of_reach,
         verdict,
+        repeats_to_confirm: match verdict {
+            ScoreVerdict::Better | ScoreVerdict::Worse => {
+                let higher = mean_against.max(mean_arm) * n as f64;
+                (higher * f64::from(rule.confirm_repeats) < DRAWS_TO_CONFIRM)
+                    .then(|| (DRAWS_TO_CONFIRM / higher).ceil() as u32)
+            }
+            _ => None,
+        },
     }
 }
 
@@ -470,6 +500,30 @@ mod tests {
         let row = total(&planted(36, around(0.029), |_| 0.0));
         assert!(!row.out_of_reach, "{row:?}");
         assert_eq!(row.verdict, ScoreVerdict::Worse, "{row:?}");
+    }
+
+    #[test]
+    fn a_rare_fall_a_short_run_cannot_confirm_names_the_repeats_it_needs() {
+        // 3% → 0% on 20 samples: 3.6 draws in 6 repeats, under the six a sign-flip needs.
+        let row = total(&planted(20, around(0.03), |_| 0.0));
+        assert_eq!(row.verdict, ScoreVerdict::Worse, "{row:?}");
+        assert_eq!(row.repeats_to_confirm, Some(10), "{row:?}");
+        // On 36 samples of 2.9% the six repeats suffice.
+        let row = total(&planted(36, around(0.029), |_| 0.0));
+        assert_eq!(row.repeats_to_confirm, None, "{row:?}");
+    }
+
+    #[test]
+    fn a_common_step_nudged_within_reach_of_the_margin_is_not_called() {
+        // Samples fall by 0 to 12 pp, 6 on the mean: the fall is certain, but its interval
+        // (about −7.4 to −4.6) reaches inside 5 pp, so no verdict. A neutral paraphrase's
+        // wording-wide nudge looks like this.
+        let base = around(0.5);
+        let nudge = |i: usize| [0.0, 0.12, 0.02, 0.10, 0.06][i % 5];
+        let row = total(&planted(40, &base, |i| base(i) - nudge(i)));
+        assert!(row.p_adjusted < 0.05 && row.difference < -0.05, "{row:?}");
+        assert!(row.difference_high > -0.05, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::Unclear, "{row:?}");
     }
 
     #[test]
