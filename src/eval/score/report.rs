@@ -139,10 +139,30 @@ pub fn headline(comparison: &ScoreComparison) -> String {
             .iter()
             .filter(|r| r.verdict == ScoreVerdict::Unclear)
             .collect();
+        let tested = comparison
+            .rows
+            .iter()
+            .filter(|r| r.verdict != ScoreVerdict::Diagnostic)
+            .count();
+        let out_of_reach = comparison
+            .rows
+            .iter()
+            .filter(|r| r.verdict == ScoreVerdict::OutOfReach)
+            .count();
         let rest = match unclear
             .iter()
             .max_by(|a, b| a.difference.abs().total_cmp(&b.difference.abs()))
         {
+            None if out_of_reach == tested => format!(
+                "every row out of reach: its step is too rare in both arms for a sampled run of {} repeats to draw once",
+                comparison.confirm_repeats
+            ),
+            None if out_of_reach > 0 => format!(
+                "no material change in the rows in reach (every interval within {} pp, or {:.0}% of a rare step's rate); {out_of_reach} of {tested} rows out of reach, too rare for a sampled run of {} repeats to draw once",
+                comparison.margin.points,
+                comparison.margin.relative * 100.0,
+                comparison.confirm_repeats
+            ),
             None => format!(
                 "no material change in any row (every interval within {} pp, or {:.0}% of a rare step's rate)",
                 comparison.margin.points,
@@ -161,14 +181,31 @@ pub fn headline(comparison: &ScoreComparison) -> String {
                 "{subject}: {rest}. Nothing shows that the model's behaviour depends on the skill's body, so a wording of it may not be told apart here."
             );
         }
-        return format!("{subject}: {rest}.");
+        return format!("{subject}: {rest}.{}", unjudged(comparison));
     }
     let verdict = match (worse.is_empty(), better.is_empty()) {
         (false, false) => "mixed",
         (false, true) => "worse",
         _ => "better",
     };
-    format!("{subject}: {verdict}. {}.", parts.join(". "))
+    format!(
+        "{subject}: {verdict}. {}.{}",
+        parts.join(". "),
+        unjudged(comparison)
+    )
+}
+
+/// Said after a verdict when the comparison's answers or questions were read only as one
+/// reference's words: a wording that calls more but answers worse must not read as plain better.
+fn unjudged(comparison: &ScoreComparison) -> &'static str {
+    match comparison
+        .rows
+        .iter()
+        .any(|r| r.verdict == ScoreVerdict::Diagnostic)
+    {
+        true => " Its answers and questions to the user are not judged here: `--draws 8` judges them by the pack's laws.",
+        false => "",
+    }
 }
 
 const COLUMNS: [&str; 6] = [
@@ -227,10 +264,16 @@ fn against_name(comparison: &ScoreComparison) -> &'static str {
 }
 
 fn verdict_text(row: &ScoreRow) -> String {
+    let mut notes = Vec::new();
     if row.cut > 0 {
-        format!("{} ({} cut by sampler)", row.verdict.words(), row.cut)
-    } else {
-        row.verdict.words().to_string()
+        notes.push(format!("{} cut by sampler", row.cut));
+    }
+    if let Some(repeats) = row.repeats_to_confirm {
+        notes.push(format!("a run confirms it at ≥ {repeats} repeats"));
+    }
+    match notes.is_empty() {
+        true => row.verdict.words().to_string(),
+        false => format!("{} ({})", row.verdict.words(), notes.join("; ")),
     }
 }
 
@@ -254,7 +297,7 @@ pub fn terminal(summary: &ScoreSummary) -> String {
 
 fn footer(summary: &ScoreSummary) -> String {
     let mut out = format!(
-        "{} samples scored under temperature {}, top-k {}, top-p {}. Each rate is the mean over samples of the step's probability under that sampler (what a sampled run's rate converges to); a verdict needs p (adj.) ≤ the family's level and a change of at least {} pp, or of {:.0}% of the larger rate for a rare step (--margin, --margin-relative). A row whose expected draws in a sampled run of {} repeats are under one in both arms is out of reach (--confirm-repeats). The odds ratio (geometric mean over samples) is for reading a rare step; it decides nothing.\n",
+        "{} samples scored under temperature {}, top-k {}, top-p {}. Each rate is the mean over samples of the step's probability under that sampler (what a sampled run's rate converges to); a verdict needs p (adj.) ≤ the family's level and a change beyond the margin of {} pp, its whole interval beyond it, or, for a rare step, a change of at least {:.0}% of the larger rate (--margin, --margin-relative). A row whose expected draws in a sampled run of {} repeats are under one in both arms is out of reach (--confirm-repeats). The odds ratio (geometric mean over samples) is for reading a rare step; it decides nothing.\n",
         summary.samples,
         summary.sampling.temperature,
         summary.sampling.top_k,
@@ -653,5 +696,43 @@ mod tests {
         assert!(headline.contains("better"), "{headline}");
         assert!(headline.contains("0% → 40%"), "{headline}");
         assert!(headline.contains("+40.0 pp"), "{headline}");
+        assert!(!headline.contains("not judged"), "{headline}");
+    }
+
+    #[test]
+    fn a_comparison_with_every_row_out_of_reach_says_so_not_no_change() {
+        // 0.1% on 30 samples: 0.18 expected draws in 6 repeats.
+        let summary = summary_with_baseline_calls(0.001);
+        let headline = headline(&summary.comparisons[0]);
+        assert!(headline.contains("every row out of reach"), "{headline}");
+        assert!(!headline.contains("no material change"), "{headline}");
+    }
+
+    #[test]
+    fn a_better_headline_says_when_the_answers_were_not_judged() {
+        let mut steps = Vec::new();
+        for i in 0..30 {
+            let id = format!("s{i}");
+            steps.push(step(&id, Arm::Control, StepKind::Calls, 0.0));
+            steps.push(step(&id, Arm::Baseline, StepKind::Calls, 0.4));
+            steps.push(step(&id, Arm::Control, StepKind::AnswerWords, 0.01));
+            steps.push(step(&id, Arm::Baseline, StepKind::AnswerWords, 0.02));
+        }
+        let mut summary = summary_with_baseline_calls(0.4);
+        let rule = Rule {
+            level: 0.05,
+            margin: summary.margin,
+            confirm_repeats: summary.confirm_repeats,
+        };
+        summary.comparisons = vec![rows::compare(
+            "skill effect",
+            &steps,
+            Arm::Baseline,
+            Arm::Control,
+            rule,
+        )];
+        let headline = headline(&summary.comparisons[0]);
+        assert!(headline.contains(": better."), "{headline}");
+        assert!(headline.contains("not judged here"), "{headline}");
     }
 }
