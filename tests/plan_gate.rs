@@ -1,0 +1,399 @@
+//! `skilleval plan` on real git repositories built here: several commits on `main`, a skills
+//! folder, two packs that read it, and a PR branch. The expected plans are a person's reading
+//! of each diff, written down before the code ran: which pack measures the changed skill (and
+//! the `pack.toml` line that says so), which changed skill no pack measures, and that a change
+//! to front matter the model never sees plans no model run. No model is loaded (fast tier).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn commit(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+const WEATHER: &str = "---\nname: weather\ndescription: Look up the forecast for a place.\nversion: \"1\"\n---\nCall forecast with the place as written.\n";
+const NOTES: &str = "---\nname: notes\ndescription: Keep the user's notes.\nversion: \"1\"\n---\nAdd a note with notes_add.\n";
+const TODO: &str =
+    "---\nname: todo\ndescription: Track tasks.\n---\nKeep a list of the user's tasks.\n";
+
+const WEATHER_PACK: &str = r#"# The forecast skill on the shared skills folder.
+name = "weather"
+description = "Does the skill make the model call forecast?"
+skill = "weather"
+skills_dir = "../../skills"
+corpus = "corpus.jsonl"
+categories = ["ask", "chat"]
+
+[[tools]]
+name = "forecast"
+kind = "recorded"
+description = "The forecast for a place."
+parameters = { type = "object", properties = { place = { type = "string" } }, required = ["place"] }
+fixtures = "fixtures/forecast"
+key_arguments = ["place"]
+
+[[laws]]
+name = "calls-forecast"
+kind = "tool_called"
+tool = "forecast"
+categories = ["ask"]
+
+[[laws]]
+name = "no-call-for-chat"
+kind = "tool_not_called"
+categories = ["chat"]
+"#;
+
+const NOTES_PACK: &str = r#"name = "notes"
+skill = "notes"
+skills_dir = "../../skills"
+corpus = "corpus.jsonl"
+categories = ["add", "chat"]
+
+[[tools]]
+name = "notes_add"
+kind = "command"
+command = ["sh", "tools/notes.sh"]
+description = "Add a note."
+parameters = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+fixtures = "fixtures/notes_add"
+key_arguments = ["text"]
+
+[[laws]]
+name = "adds-the-note"
+kind = "tool_called"
+tool = "notes_add"
+categories = ["add"]
+
+[[laws]]
+name = "no-note-for-chat"
+kind = "tool_not_called"
+categories = ["chat"]
+"#;
+
+/// The 1-based line of `skill = …` in a pack's text, as the test wrote it.
+fn skill_line(pack_text: &str) -> usize {
+    pack_text
+        .lines()
+        .position(|l| l.starts_with("skill = "))
+        .unwrap()
+        + 1
+}
+
+/// `main` with the skills, two packs and a second commit; the branch `pr` made from it.
+fn repository() -> tempfile::TempDir {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    write(dir, "skills/weather/SKILL.md", WEATHER);
+    write(dir, "skills/notes/SKILL.md", NOTES);
+    write(dir, "skills/todo/SKILL.md", TODO);
+    write(dir, "README.md", "A skills repository.\n");
+    commit(dir, "skills");
+    write(dir, "packs/weather/pack.toml", WEATHER_PACK);
+    write(
+        dir,
+        "packs/weather/corpus.jsonl",
+        "{\"id\": \"a1\", \"category\": \"ask\", \"prompt\": \"weather in Oslo?\", \"place\": \"Oslo\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hello\"}\n",
+    );
+    write(dir, "packs/weather/fixtures/forecast/oslo.json", "{}\n");
+    write(dir, "packs/notes/pack.toml", NOTES_PACK);
+    write(
+        dir,
+        "packs/notes/corpus.jsonl",
+        "{\"id\": \"n1\", \"category\": \"add\", \"prompt\": \"note: buy milk\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hi\"}\n",
+    );
+    write(dir, "packs/notes/tools/notes.sh", "#!/bin/sh\necho added\n");
+    commit(dir, "packs");
+    git(dir, &["checkout", "-q", "-b", "pr"]);
+    temp
+}
+
+/// Runs `skilleval plan ARGS` in `dir`: the exit code, stdout and stderr.
+fn plan_text(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .arg("plan")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn plan_json(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = plan_text(dir, &all);
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    (code, json)
+}
+
+fn change<'a>(plan: &'a Value, path: &str) -> &'a Value {
+    plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == path)
+        .unwrap_or_else(|| panic!("no change {path} in {plan:#}"))
+}
+
+/// A person's reading of the PR: weather's body changed → the weather pack measures it (its
+/// `skill =` line), scored and run against the base's wording; notes' front matter changed
+/// only → no model run; todo's description changed → no pack measures it. A commit on `main`
+/// after the branch point (notes' body) is not part of the PR, since the base is the merge base.
+#[test]
+fn plan_names_exactly_the_checks_the_diff_needs() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written.", "as written, never guessed."),
+    );
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("version: \"1\"", "version: \"2\"\n# skilleval: total 90%"),
+    );
+    write(
+        dir,
+        "skills/todo/SKILL.md",
+        &TODO.replace("Track tasks.", "Track the user's tasks."),
+    );
+    commit(dir, "the PR");
+    git(dir, &["checkout", "-q", "main"]);
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("with notes_add", "with the notes_add tool"),
+    );
+    commit(dir, "main moves on");
+    git(dir, &["checkout", "-q", "pr"]);
+
+    let (code, plan) = plan_json(dir, &[]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert!(
+        plan["base_how"].as_str().unwrap().contains("main"),
+        "{plan:#}"
+    );
+
+    let checks = plan["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "one check, for weather: {plan:#}");
+    let check = &checks[0];
+    assert_eq!(check["kind"], "measure_wording");
+    assert_eq!(check["pack"], "packs/weather");
+    assert_eq!(check["skill"], "weather");
+    assert_eq!(
+        check["provenance"],
+        format!("packs/weather/pack.toml:{}", skill_line(WEATHER_PACK))
+    );
+    assert_eq!(check["runs_model"], true);
+    let commands: Vec<&str> = check["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "skilleval score --pack packs/weather --skills-dir \"$BASE/skills\" --variant skills/weather/SKILL.md",
+            "skilleval run --pack packs/weather --skills-dir \"$BASE/skills\" --variant skills/weather/SKILL.md",
+        ]
+    );
+
+    assert_eq!(
+        change(&plan, "skills/weather/SKILL.md")["parts"],
+        serde_json::json!(["body"])
+    );
+    let notes = change(&plan, "skills/notes/SKILL.md");
+    assert_eq!(notes["need"], "no_model_run", "{notes:#}");
+    assert_eq!(notes["parts"], serde_json::json!(["unseen_front_matter"]));
+    assert_eq!(
+        change(&plan, "skills/todo/SKILL.md")["parts"],
+        serde_json::json!(["description"])
+    );
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 3, "{plan:#}");
+
+    let uncovered = plan["uncovered"].as_array().unwrap();
+    assert_eq!(uncovered.len(), 1, "{plan:#}");
+    assert_eq!(uncovered[0]["skill"], "todo");
+    assert!(plan["refused"].as_array().unwrap().is_empty(), "{plan:#}");
+
+    // --strict fails on the uncovered skill, and the text names it.
+    let (code, text, _) = plan_text(dir, &["--strict"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("not covered: skill `todo`"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "packs/weather (packs/weather/pack.toml:{})",
+            skill_line(WEATHER_PACK)
+        )),
+        "{text}"
+    );
+}
+
+/// A person's reading: a PR that bumps `version:` and adds a stamp comment changes nothing the
+/// model reads, so it plans no check and no model run, and `--strict` passes.
+#[test]
+fn a_front_matter_only_change_plans_no_model_run() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace(
+            "version: \"1\"",
+            "version: \"1.1\"\n# skilleval: ask 100%, chat 90%",
+        ),
+    );
+    commit(dir, "stamp");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert_eq!(plan["checks"], serde_json::json!([]), "{plan:#}");
+    assert_eq!(
+        change(&plan, "skills/weather/SKILL.md")["need"],
+        "no_model_run"
+    );
+    let (_, text, _) = plan_text(dir, &[]);
+    assert!(text.contains("checks: none"), "{text}");
+}
+
+/// A person's reading: a pack whose every law is scoped to a category none of its prompts are
+/// in cannot fail for the skill, and a pack that names the skill but reads its own copy never
+/// loads the change. Both are refused in one line each, and the plan exits 1.
+#[test]
+fn a_vacuous_gate_is_refused() {
+    let temp = repository();
+    let dir = temp.path();
+    // A pack for todo whose only law is about a category with no prompts.
+    write(
+        dir,
+        "packs/todo/pack.toml",
+        "name = \"todo\"\nskill = \"todo\"\nskills_dir = \"../../skills\"\ncorpus = \"corpus.jsonl\"\ncategories = [\"ask\", \"later\"]\n\n[[laws]]\nname = \"answers\"\nkind = \"stop_reason_is\"\nreason = \"answered\"\ncategories = [\"later\"]\n",
+    );
+    write(
+        dir,
+        "packs/todo/corpus.jsonl",
+        "{\"id\": \"t1\", \"category\": \"ask\", \"prompt\": \"add milk to my list\"}\n",
+    );
+    // A pack for notes that reads its own copy of the skill, not skills/notes.
+    write(
+        dir,
+        "packs/notes/pack.toml",
+        &NOTES_PACK.replace("skills_dir = \"../../skills\"", "skills_dir = \"skills\""),
+    );
+    write(dir, "packs/notes/skills/notes/SKILL.md", NOTES);
+    commit(dir, "more packs");
+    git(dir, &["branch", "-q", "-f", "main"]);
+    write(
+        dir,
+        "skills/todo/SKILL.md",
+        &TODO.replace("a list", "a short list"),
+    );
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("Add a note", "Always add a note"),
+    );
+    commit(dir, "the PR");
+
+    let (code, text, stderr) = plan_text(dir, &[]);
+    assert_eq!(code, 1, "{text}{stderr}");
+    let refusals: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("refused: "))
+        .collect();
+    assert_eq!(refusals.len(), 2, "{text}");
+    assert!(
+        refusals
+            .iter()
+            .any(|l| l.contains("packs/todo (packs/todo/pack.toml:2)")
+                && l.contains(
+                    "no law applies to the categories whose prompts reach skill `todo` (ask)"
+                )),
+        "{text}"
+    );
+    assert!(
+        refusals.iter().any(|l| l.contains("packs/notes")
+            && l.contains("never loads the changed skill")
+            && l.contains("packs/notes/skills/")),
+        "{text}"
+    );
+}
+
+/// A person's reading: a change to the program a `command` tool runs makes its recordings
+/// stale (record them again), and a change to a pack's laws alone judges an earlier run
+/// again without the model.
+#[test]
+fn a_tool_program_records_and_a_law_change_judges_again() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "packs/notes/tools/notes.sh",
+        "#!/bin/sh\necho 'note added'\n",
+    );
+    write(
+        dir,
+        "packs/weather/pack.toml",
+        &WEATHER_PACK.replace(
+            "name = \"no-call-for-chat\"",
+            "name = \"never-calls-for-chat\"",
+        ),
+    );
+    commit(dir, "tool and laws");
+    let (code, plan) = plan_json(dir, &[]);
+    assert_eq!(code, 0, "{plan:#}");
+    let checks = plan["checks"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = checks
+        .iter()
+        .map(|c| (c["pack"].as_str().unwrap(), c["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("packs/notes", "record"), ("packs/weather", "rejudge")],
+        "{plan:#}"
+    );
+    assert!(checks[0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("packs/notes/fixtures/notes_add"));
+    assert_eq!(checks[1]["runs_model"], false);
+}
