@@ -175,7 +175,7 @@ struct Planner {
     packs: Vec<PackView>,
     changes: Vec<Change>,
     /// By (pack, kind): several changed paths may call for one check.
-    checks: BTreeMap<(String, CheckKind), Check>,
+    checks: BTreeMap<(String, CheckKind, Option<String>), Check>,
     uncovered: Vec<Uncovered>,
     refused: Vec<Refusal>,
 }
@@ -201,7 +201,7 @@ impl Planner {
         path: &str,
     ) {
         let view = &self.packs[view_index];
-        let key = (view.dir.clone(), kind);
+        let key = (view.dir.clone(), kind, skill.map(str::to_string));
         let check = self.checks.entry(key).or_insert_with(|| Check {
             kind,
             pack: view.dir.clone(),
@@ -343,7 +343,13 @@ impl Planner {
             why,
         });
         if model_facing {
-            self.plan_measure(&name, folder, path, &parts, base_md.is_some())?;
+            self.plan_measure(
+                &name,
+                folder,
+                path,
+                &parts,
+                (base_md.is_some(), head_md.is_some()),
+            )?;
         }
         Ok(())
     }
@@ -356,7 +362,7 @@ impl Planner {
         folder: &str,
         path: &str,
         parts: &[SkillPart],
-        in_base: bool,
+        (in_base, in_head): (bool, bool),
     ) -> anyhow::Result<()> {
         let tree = folder
             .rsplit_once('/')
@@ -386,7 +392,9 @@ impl Planner {
                 continue;
             }
             covered = true;
-            let (kind, why) = if measures && wording {
+            let (kind, why) = if measures && !in_head {
+                (CheckKind::Run, format!("measures skill `{name}`, which this change removes: the pack no longer loads; point it at another skill or remove it"))
+            } else if measures && wording {
                 (CheckKind::MeasureWording, format!("measures skill `{name}`: score, then run, the changed wording against the base's"))
             } else if measures && !in_base {
                 (CheckKind::Run, format!("measures skill `{name}`, which the base has not: run it against the control"))
