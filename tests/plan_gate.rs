@@ -127,7 +127,11 @@ fn repository() -> tempfile::TempDir {
         "packs/weather/corpus.jsonl",
         "{\"id\": \"a1\", \"category\": \"ask\", \"prompt\": \"weather in Oslo?\", \"place\": \"Oslo\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hello\"}\n",
     );
-    write(dir, "packs/weather/fixtures/forecast/oslo.json", "{}\n");
+    write(
+        dir,
+        "packs/weather/fixtures/forecast/oslo.json",
+        "{\"tool\": \"forecast\", \"arguments\": {\"place\": \"Oslo\"}, \"recorded_from_live\": false, \"status\": 200, \"body\": \"Oslo: 11 °C, light rain\"}\n",
+    );
     write(dir, "packs/notes/pack.toml", NOTES_PACK);
     write(
         dir,
@@ -396,4 +400,89 @@ fn a_tool_program_records_and_a_law_change_judges_again() {
         .unwrap()
         .contains("packs/notes/fixtures/notes_add"));
     assert_eq!(checks[1]["runs_model"], false);
+}
+
+/// A change (the by-hand command is the truth): `plan --run` carries out the `check` a new
+/// judge-cases file needs, with the same result as running it by hand, and writes the PR's one
+/// report with it; the front-matter-only change beside it starts no model (no run folder).
+#[test]
+fn plan_run_carries_out_the_checks_and_writes_one_report() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "packs/weather/judge-cases.jsonl",
+        "{\"id\": \"case-1\", \"prompt_id\": \"c1\", \"calls\": [], \"reply\": \"Hello!\", \"verdicts\": {\"no-call-for-chat\": true}}\n",
+    );
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("version: \"1\"", "version: \"2\""),
+    );
+    commit(dir, "judge cases and a version bump");
+    let by_hand = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["check", "--pack", "packs/weather"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let by_hand = by_hand.status.code().unwrap();
+
+    let (code, stdout, stderr) = plan_text(dir, &["--run"]);
+    assert_eq!(code, by_hand, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("plan --run: skilleval check --pack packs/weather"),
+        "{stdout}"
+    );
+    let prs: Vec<_> = std::fs::read_dir(dir.join("output"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(prs.len(), 1, "{prs:?}");
+    let files: Vec<String> = std::fs::read_dir(&prs[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["report.md"], "no run folder: no model ran");
+    let report = std::fs::read_to_string(prs[0].join("report.md")).unwrap();
+    let result = if by_hand == 0 { "passed" } else { "failed" };
+    assert!(
+        report.contains(&format!(
+            "| packs/weather | packs/weather/pack.toml | `skilleval check --pack packs/weather` | {result} |"
+        )),
+        "{report}"
+    );
+    assert!(report.starts_with("# Skill PR against "), "{report}");
+}
+
+/// A person's reading: a refused gate stops `plan --run` before anything runs (a model that
+/// does not exist is named, so that a run that started would fail at once, not load one).
+#[test]
+fn plan_run_refuses_to_run_a_refused_plan() {
+    let temp = repository();
+    let dir = temp.path();
+    let scoped_away = WEATHER_PACK
+        .replace(
+            "categories = [\"ask\", \"chat\"]",
+            "categories = [\"ask\", \"chat\", \"later\"]",
+        )
+        .replace("categories = [\"ask\"]\n", "categories = [\"later\"]\n")
+        .replace("categories = [\"chat\"]\n", "categories = [\"later\"]\n");
+    assert_eq!(scoped_away.matches("[\"later\"]").count(), 2);
+    write(dir, "packs/weather/pack.toml", &scoped_away);
+    commit(dir, "laws scoped away");
+    git(dir, &["branch", "-q", "-f", "main"]);
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written", "exactly as written"),
+    );
+    commit(dir, "the PR");
+    let (code, stdout, stderr) =
+        plan_text(dir, &["--run", "--", "--model", "/nonexistent/model.gguf"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("refused: packs/weather"), "{stdout}");
+    assert!(stderr.contains("nothing was run"), "{stderr}");
+    assert!(!dir.join("output").exists());
 }

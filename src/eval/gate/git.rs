@@ -180,3 +180,43 @@ pub fn pack_files(root: &Path) -> anyhow::Result<Vec<String>> {
     files.dedup();
     Ok(files)
 }
+
+/// Writes the files of `commit` into `dir`, an empty folder: `git archive` read by `tar -x`,
+/// so that nothing is written outside it (no worktree is registered in the repository).
+pub fn lay_out(root: &Path, commit: &str, dir: &Path) -> anyhow::Result<()> {
+    let mut archive = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["archive", "--format=tar", commit])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow!("cannot start git (is it installed and on PATH?): {e}"))?;
+    let tar_input = archive
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("git archive: no output"))?;
+    let tar = Command::new("tar")
+        .arg("-x")
+        .arg("-C")
+        .arg(dir)
+        .stdin(tar_input)
+        .output()
+        .map_err(|e| anyhow!("cannot start tar: {e}"))?;
+    let archived = archive.wait_with_output()?;
+    if !archived.status.success() {
+        bail!(
+            "git archive {commit}: {}",
+            String::from_utf8_lossy(&archived.stderr).trim()
+        );
+    }
+    if !tar.status.success() {
+        bail!(
+            "tar -x -C {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&tar.stderr).trim()
+        );
+    }
+    Ok(())
+}

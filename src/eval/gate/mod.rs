@@ -7,6 +7,7 @@
 mod change;
 pub mod coverage;
 pub mod git;
+mod pr_report;
 mod render;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,8 @@ use serde::Serialize;
 pub use change::{PackFileChange, SkillPart};
 use coverage::{within, PackView};
 pub use git::{Base, Status};
+pub use pr_report::Outcome;
+pub use render::shell_line;
 
 /// Where to plan from and against what.
 #[derive(Debug, Clone)]
@@ -100,6 +103,9 @@ pub struct Check {
     pub because: Vec<String>,
     pub commands: Vec<String>,
     pub runs_model: bool,
+    /// The commands `plan --run` carries out (`render::argv`); none for a check done by hand.
+    #[serde(skip)]
+    pub argv: Vec<Vec<String>>,
 }
 
 /// A changed skill that no pack measures.
@@ -121,6 +127,9 @@ pub struct Refusal {
 /// The plan of one change.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
+    /// The repository's root, where the commands run.
+    #[serde(skip)]
+    pub root: PathBuf,
     pub base: String,
     pub base_how: String,
     pub changes: Vec<Change>,
@@ -145,6 +154,11 @@ impl Plan {
 
     pub fn render_text(&self) -> String {
         render::text(self)
+    }
+
+    /// The PR's one report, from what `plan --run` carried out.
+    pub fn render_pr_report(&self, outcomes: &[Outcome]) -> String {
+        pr_report::render(self, outcomes)
     }
 }
 
@@ -215,6 +229,7 @@ impl Planner {
             because: Vec::new(),
             commands: Vec::new(),
             runs_model: kind.runs_model(),
+            argv: Vec::new(),
         });
         if !check.because.iter().any(|p| p == path) {
             check.because.push(path.to_string());
@@ -538,6 +553,7 @@ impl Planner {
             let view = self.packs.iter().find(|v| v.dir == check.pack);
             let skills_dir = view.map(|v| v.skills_dir.clone()).unwrap_or_default();
             check.commands = render::commands(check, &skills_dir);
+            check.argv = render::argv(check, &skills_dir);
             needs_base |= matches!(
                 check.kind,
                 CheckKind::MeasureWording | CheckKind::MeasureTree
@@ -552,6 +568,7 @@ impl Planner {
             Vec::new()
         };
         Plan {
+            root: self.root,
             base: self.base.commit,
             base_how: self.base.how,
             changes: self.changes,

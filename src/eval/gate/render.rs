@@ -18,6 +18,59 @@ fn quoted(word: &str) -> String {
     }
 }
 
+/// `skilleval ARGS…` as a shell reads it.
+pub fn shell_line(args: &[String]) -> String {
+    let words: Vec<String> = args.iter().map(|a| quoted(a)).collect();
+    format!("skilleval {}", words.join(" "))
+}
+
+/// The skilleval commands `plan --run` carries out for `check`, as arguments (after the program
+/// name); `$BASE` stands for the folder the base's files are laid out in. Checks that need an
+/// earlier run, live tools or two runs compared are left to do by hand.
+pub fn argv(check: &Check, skills_dir: &str) -> Vec<Vec<String>> {
+    let pack = ["--pack".to_string(), check.pack.clone()];
+    match check.kind {
+        CheckKind::MeasureWording => {
+            let Some(variant) = check.because.iter().find(|p| p.ends_with("SKILL.md")) else {
+                return Vec::new();
+            };
+            let over_base = [
+                "--skills-dir".to_string(),
+                format!("$BASE/{skills_dir}"),
+                "--variant".to_string(),
+                variant.clone(),
+            ];
+            ["score", "run"]
+                .into_iter()
+                .map(|command| {
+                    let mut args = vec![command.to_string()];
+                    args.extend(pack.iter().cloned());
+                    args.extend(over_base.iter().cloned());
+                    args
+                })
+                .collect()
+        }
+        CheckKind::Run => {
+            let mut args = vec!["run".to_string()];
+            args.extend(pack);
+            for variant in check
+                .because
+                .iter()
+                .filter(|p| p.starts_with(&format!("{}/variants/", check.pack)))
+            {
+                args.extend(["--variant".to_string(), variant.clone()]);
+            }
+            vec![args]
+        }
+        CheckKind::Check => {
+            let mut args = vec!["check".to_string()];
+            args.extend(pack);
+            vec![args]
+        }
+        CheckKind::MeasureTree | CheckKind::Record | CheckKind::Rejudge => Vec::new(),
+    }
+}
+
 /// The commands that carry `check` out, `skills_dir` being the pack's skills tree.
 pub fn commands(check: &Check, skills_dir: &str) -> Vec<String> {
     let pack = quoted(&check.pack);
