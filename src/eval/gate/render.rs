@@ -4,19 +4,7 @@
 use std::fmt::Write as _;
 
 use super::{Check, CheckKind, Need, Plan};
-
-/// A word a shell reads as one argument: as written when it holds only safe characters.
-fn quoted(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c));
-    if safe {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
-}
+use crate::eval::report::gaps::shell_word as quoted;
 
 /// `skilleval ARGS…` as a shell reads it.
 pub fn shell_line(args: &[String]) -> String {
