@@ -486,3 +486,71 @@ fn plan_run_refuses_to_run_a_refused_plan() {
     assert!(stderr.contains("nothing was run"), "{stderr}");
     assert!(!dir.join("output").exists());
 }
+
+/// Runs `scripts/pr-gate.sh` in `dir` with this build as `skilleval` and `REPORT` at `report`.
+fn pr_gate(dir: &Path, report: &Path) -> (i32, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pr-gate.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("SKILLEVAL", env!("CARGO_BIN_EXE_skilleval"))
+        .env("REPORT", report)
+        .env_remove("PR")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A change (the by-hand command is the truth): the shell recipe's steps, run as a CI job runs
+/// them, carry out the plan and leave the PR's report where `REPORT` says, with the result of
+/// running the check by hand; a changed skill no pack measures stops it before anything runs.
+#[test]
+fn the_shell_recipe_gates_a_pr() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "packs/weather/judge-cases.jsonl",
+        "{\"id\": \"case-1\", \"prompt_id\": \"c1\", \"calls\": [], \"reply\": \"Hello!\", \"verdicts\": {\"no-call-for-chat\": true}}\n",
+    );
+    commit(dir, "judge cases");
+    let by_hand = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["check", "--pack", "packs/weather"])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .code()
+        .unwrap();
+    let report = dir.join("gate.md");
+    let (code, said) = pr_gate(dir, &report);
+    assert_eq!(code, by_hand, "{said}");
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {said}"));
+    let result = if by_hand == 0 { "passed" } else { "failed" };
+    assert!(
+        text.contains(&format!(
+            "`skilleval check --pack packs/weather` | {result} |"
+        )),
+        "{text}"
+    );
+
+    // A description change of a skill no pack measures: --strict stops the recipe.
+    write(
+        dir,
+        "skills/todo/SKILL.md",
+        &TODO.replace("Track tasks.", "Track every task."),
+    );
+    commit(dir, "todo");
+    std::fs::remove_file(&report).unwrap();
+    let (code, said) = pr_gate(dir, &report);
+    assert_eq!(code, 1, "{said}");
+    assert!(said.contains("not covered: skill `todo`"), "{said}");
+    assert!(!report.exists(), "{said}");
+}
