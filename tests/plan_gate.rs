@@ -554,3 +554,62 @@ fn the_shell_recipe_gates_a_pr() {
     assert!(said.contains("not covered: skill `todo`"), "{said}");
     assert!(!report.exists(), "{said}");
 }
+
+/// A person's reading: a routing pack (its samples name the skill they should load) whose tree
+/// holds the changed skill beside its own measures it too, by two runs compared, with the line
+/// of its `skills_dir` as provenance; the pack of the skill measures the wording.
+#[test]
+fn a_routing_pack_measures_a_skill_beside_its_own() {
+    let temp = repository();
+    let dir = temp.path();
+    let routing = "name = \"routing\"\nskill = \"todo\"\nskills_dir = \"../../skills\"\ncorpus = \"corpus.jsonl\"\ncategories = [\"weather\", \"todo\"]\npreload = false\n\n[[laws]]\nname = \"loads-a-skill\"\nkind = \"tool_called\"\ntool = \"load_skill\"\ncategories = [\"weather\"]\n";
+    write(dir, "packs/routing/pack.toml", routing);
+    write(
+        dir,
+        "packs/routing/corpus.jsonl",
+        "{\"id\": \"w1\", \"category\": \"weather\", \"prompt\": \"rain in Oslo?\", \"skill\": \"weather\"}\n{\"id\": \"t1\", \"category\": \"todo\", \"prompt\": \"add milk\", \"skill\": \"todo\"}\n",
+    );
+    commit(dir, "routing pack");
+    git(dir, &["branch", "-q", "-f", "main"]);
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("Look up the forecast", "Look up the weather forecast"),
+    );
+    commit(dir, "the PR");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    let checks: Vec<(&str, &str, &str)> = plan["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["pack"].as_str().unwrap(),
+                c["kind"].as_str().unwrap(),
+                c["provenance"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let skills_dir_line = routing
+        .lines()
+        .position(|l| l.starts_with("skills_dir"))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        checks,
+        [
+            (
+                "packs/routing",
+                "measure_tree",
+                format!("packs/routing/pack.toml:{skills_dir_line}").as_str()
+            ),
+            (
+                "packs/weather",
+                "measure_wording",
+                format!("packs/weather/pack.toml:{}", skill_line(WEATHER_PACK)).as_str()
+            ),
+        ],
+        "{plan:#}"
+    );
+}

@@ -21,12 +21,24 @@ pub struct PackView {
     pub skills_dir: String,
     /// The line of `skill = …` in `pack.toml`.
     pub skill_line: Option<usize>,
+    /// The line of `skills_dir = …`.
+    pub skills_dir_line: Option<usize>,
 }
 
 impl PackView {
     /// `packs/weather/pack.toml:6`.
     pub fn skill_provenance(&self) -> String {
-        match self.skill_line {
+        self.at(self.skill_line)
+    }
+
+    /// `packs/routing/pack.toml:9`: where the pack names the skills tree that holds a skill
+    /// beside its own.
+    pub fn tree_provenance(&self) -> String {
+        self.at(self.skills_dir_line)
+    }
+
+    fn at(&self, line: Option<usize>) -> String {
+        match line {
             Some(line) => format!("{}:{line}", self.file),
             None => self.file.clone(),
         }
@@ -79,12 +91,14 @@ pub fn load_packs(root: &Path, files: &[String]) -> anyhow::Result<Vec<PackView>
         let skills_dir = relative(root, &pack.skills_dir).ok_or_else(|| outside("skills_dir"))?;
         let dir = relative(root, &pack.dir).ok_or_else(|| outside("name"))?;
         let skill_line = pack.key_line("skill");
+        let skills_dir_line = pack.key_line("skills_dir");
         packs.push(PackView {
             pack,
             file: rel.clone(),
             dir,
             skills_dir,
             skill_line,
+            skills_dir_line,
         });
     }
     Ok(packs)

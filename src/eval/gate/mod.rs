@@ -219,10 +219,10 @@ impl Planner {
         let check = self.checks.entry(key).or_insert_with(|| Check {
             kind,
             pack: view.dir.clone(),
-            provenance: if skill.is_some() {
-                view.skill_provenance()
-            } else {
-                view.file.clone()
+            provenance: match skill {
+                Some(name) if name == view.pack.skill => view.skill_provenance(),
+                Some(_) => view.tree_provenance(),
+                None => view.file.clone(),
             },
             skill: skill.map(str::to_string),
             why: why.clone(),
