@@ -15,6 +15,7 @@ mod generate;
 mod init;
 mod lint;
 mod merge;
+mod plan;
 mod report;
 mod run;
 mod score;
@@ -92,6 +93,11 @@ pub enum Command {
     /// Put the shard runs of one split run (`run --shard I/N`) together into one run folder
     #[command(after_long_help = merge::EXAMPLES)]
     Merge(merge::MergeArgs),
+    /// The checks a skill change needs, from a git diff: the packs that measure each changed
+    /// skill (with the pack.toml line), what to record, judge again or run; names the skills
+    /// no pack measures and refuses a gate that cannot fail
+    #[command(after_long_help = plan::EXAMPLES)]
+    Plan(plan::PlanArgs),
 }
 
 pub fn run_command(command: Command) -> anyhow::Result<u8> {
@@ -110,5 +116,6 @@ pub fn run_command(command: Command) -> anyhow::Result<u8> {
         Command::Init(args) => init::run(args),
         Command::Fixtures(args) => fixtures::run(args),
         Command::Stamp(args) => stamp::run(args),
+        Command::Plan(args) => plan::run(args),
     }
 }

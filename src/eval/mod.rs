@@ -6,6 +6,7 @@ pub mod arm;
 pub mod corpus;
 pub mod digest;
 pub mod fixture_store;
+pub mod gate;
 pub mod init;
 pub mod judge;
 pub mod judgement;

@@ -87,6 +87,13 @@ impl Pack {
         Self::parse(&text, &file)
     }
 
+    /// The line of `key = …` before any table of `pack.toml`, as the file reads now: where a
+    /// plan says a pack names its skill.
+    pub fn key_line(&self, key: &str) -> Option<usize> {
+        let text = crate::base::input::read_input_to_string(&self.file).ok()?;
+        parse::key_line(&text, None, key)
+    }
+
     /// The baseline skills tree (the pack's own, or another folder), checked to hold the skill under test.
     pub fn skills(&self, override_dir: Option<&Path>) -> anyhow::Result<SkillTree> {
         let dir = override_dir.unwrap_or(&self.skills_dir);

@@ -554,7 +554,7 @@ fn check_skill_name(skill: &str, source: &Source) -> anyhow::Result<()> {
 }
 
 /// The 1-based line of `key = …` in the table `[table]` (or before any table), if written so.
-fn key_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
+pub(super) fn key_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
     let mut current: Option<String> = None;
     for (index, line) in text.lines().enumerate() {
         let code = line.split('#').next().unwrap_or("").trim();

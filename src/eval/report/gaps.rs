@@ -98,7 +98,7 @@ pub fn terminal(gaps: &[GapCall], run_dir: &std::path::Path, shown: usize) -> St
 }
 
 /// `word` as one shell word: quoted when it holds anything but plain path characters.
-fn shell_word(word: &str) -> String {
+pub fn shell_word(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_string()

@@ -1,0 +1,615 @@
+//! `skilleval plan` on real git repositories built here: several commits on `main`, a skills
+//! folder, two packs that read it, and a PR branch. The expected plans are a person's reading
+//! of each diff, written down before the code ran: which pack measures the changed skill (and
+//! the `pack.toml` line that says so), which changed skill no pack measures, and that a change
+//! to front matter the model never sees plans no model run. No model is loaded (fast tier).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Test",
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn commit(dir: &Path, message: &str) {
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+const WEATHER: &str = "---\nname: weather\ndescription: Look up the forecast for a place.\nversion: \"1\"\n---\nCall forecast with the place as written.\n";
+const NOTES: &str = "---\nname: notes\ndescription: Keep the user's notes.\nversion: \"1\"\n---\nAdd a note with notes_add.\n";
+const TODO: &str =
+    "---\nname: todo\ndescription: Track tasks.\n---\nKeep a list of the user's tasks.\n";
+
+const WEATHER_PACK: &str = r#"# The forecast skill on the shared skills folder.
+name = "weather"
+description = "Does the skill make the model call forecast?"
+skill = "weather"
+skills_dir = "../../skills"
+corpus = "corpus.jsonl"
+categories = ["ask", "chat"]
+
+[[tools]]
+name = "forecast"
+kind = "recorded"
+description = "The forecast for a place."
+parameters = { type = "object", properties = { place = { type = "string" } }, required = ["place"] }
+fixtures = "fixtures/forecast"
+key_arguments = ["place"]
+
+[[laws]]
+name = "calls-forecast"
+kind = "tool_called"
+tool = "forecast"
+categories = ["ask"]
+
+[[laws]]
+name = "no-call-for-chat"
+kind = "tool_not_called"
+categories = ["chat"]
+"#;
+
+const NOTES_PACK: &str = r#"name = "notes"
+skill = "notes"
+skills_dir = "../../skills"
+corpus = "corpus.jsonl"
+categories = ["add", "chat"]
+
+[[tools]]
+name = "notes_add"
+kind = "command"
+command = ["sh", "tools/notes.sh"]
+description = "Add a note."
+parameters = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+fixtures = "fixtures/notes_add"
+key_arguments = ["text"]
+
+[[laws]]
+name = "adds-the-note"
+kind = "tool_called"
+tool = "notes_add"
+categories = ["add"]
+
+[[laws]]
+name = "no-note-for-chat"
+kind = "tool_not_called"
+categories = ["chat"]
+"#;
+
+/// The 1-based line of `skill = …` in a pack's text, as the test wrote it.
+fn skill_line(pack_text: &str) -> usize {
+    pack_text
+        .lines()
+        .position(|l| l.starts_with("skill = "))
+        .unwrap()
+        + 1
+}
+
+/// `main` with the skills, two packs and a second commit; the branch `pr` made from it.
+fn repository() -> tempfile::TempDir {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    write(dir, "skills/weather/SKILL.md", WEATHER);
+    write(dir, "skills/notes/SKILL.md", NOTES);
+    write(dir, "skills/todo/SKILL.md", TODO);
+    write(dir, "README.md", "A skills repository.\n");
+    commit(dir, "skills");
+    write(dir, "packs/weather/pack.toml", WEATHER_PACK);
+    write(
+        dir,
+        "packs/weather/corpus.jsonl",
+        "{\"id\": \"a1\", \"category\": \"ask\", \"prompt\": \"weather in Oslo?\", \"place\": \"Oslo\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hello\"}\n",
+    );
+    write(
+        dir,
+        "packs/weather/fixtures/forecast/oslo.json",
+        "{\"tool\": \"forecast\", \"arguments\": {\"place\": \"Oslo\"}, \"recorded_from_live\": false, \"status\": 200, \"body\": \"Oslo: 11 °C, light rain\"}\n",
+    );
+    write(dir, "packs/notes/pack.toml", NOTES_PACK);
+    write(
+        dir,
+        "packs/notes/corpus.jsonl",
+        "{\"id\": \"n1\", \"category\": \"add\", \"prompt\": \"note: buy milk\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hi\"}\n",
+    );
+    write(dir, "packs/notes/tools/notes.sh", "#!/bin/sh\necho added\n");
+    commit(dir, "packs");
+    git(dir, &["checkout", "-q", "-b", "pr"]);
+    temp
+}
+
+/// Runs `skilleval plan ARGS` in `dir`: the exit code, stdout and stderr.
+fn plan_text(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .arg("plan")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn plan_json(dir: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let (code, stdout, stderr) = plan_text(dir, &all);
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\nstderr: {stderr}"));
+    (code, json)
+}
+
+fn change<'a>(plan: &'a Value, path: &str) -> &'a Value {
+    plan["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["path"] == path)
+        .unwrap_or_else(|| panic!("no change {path} in {plan:#}"))
+}
+
+/// A person's reading of the PR: weather's body changed → the weather pack measures it (its
+/// `skill =` line), scored and run against the base's wording; notes' front matter changed
+/// only → no model run; todo's description changed → no pack measures it. A commit on `main`
+/// after the branch point (notes' body) is not part of the PR, since the base is the merge base.
+#[test]
+fn plan_names_exactly_the_checks_the_diff_needs() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written.", "as written, never guessed."),
+    );
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("version: \"1\"", "version: \"2\"\n# skilleval: total 90%"),
+    );
+    write(
+        dir,
+        "skills/todo/SKILL.md",
+        &TODO.replace("Track tasks.", "Track the user's tasks."),
+    );
+    commit(dir, "the PR");
+    git(dir, &["checkout", "-q", "main"]);
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("with notes_add", "with the notes_add tool"),
+    );
+    commit(dir, "main moves on");
+    git(dir, &["checkout", "-q", "pr"]);
+
+    let (code, plan) = plan_json(dir, &[]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert!(
+        plan["base_how"].as_str().unwrap().contains("main"),
+        "{plan:#}"
+    );
+
+    let checks = plan["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "one check, for weather: {plan:#}");
+    let check = &checks[0];
+    assert_eq!(check["kind"], "measure_wording");
+    assert_eq!(check["pack"], "packs/weather");
+    assert_eq!(check["skill"], "weather");
+    assert_eq!(
+        check["provenance"],
+        format!("packs/weather/pack.toml:{}", skill_line(WEATHER_PACK))
+    );
+    assert_eq!(check["runs_model"], true);
+    let commands: Vec<&str> = check["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "skilleval score --pack packs/weather --skills-dir \"$BASE/skills\" --variant skills/weather/SKILL.md",
+            "skilleval run --pack packs/weather --skills-dir \"$BASE/skills\" --variant skills/weather/SKILL.md",
+        ]
+    );
+
+    assert_eq!(
+        change(&plan, "skills/weather/SKILL.md")["parts"],
+        serde_json::json!(["body"])
+    );
+    let notes = change(&plan, "skills/notes/SKILL.md");
+    assert_eq!(notes["need"], "no_model_run", "{notes:#}");
+    assert_eq!(notes["parts"], serde_json::json!(["unseen_front_matter"]));
+    assert_eq!(
+        change(&plan, "skills/todo/SKILL.md")["parts"],
+        serde_json::json!(["description"])
+    );
+    assert_eq!(plan["changes"].as_array().unwrap().len(), 3, "{plan:#}");
+
+    let uncovered = plan["uncovered"].as_array().unwrap();
+    assert_eq!(uncovered.len(), 1, "{plan:#}");
+    assert_eq!(uncovered[0]["skill"], "todo");
+    assert!(plan["refused"].as_array().unwrap().is_empty(), "{plan:#}");
+
+    // --strict fails on the uncovered skill, and the text names it.
+    let (code, text, _) = plan_text(dir, &["--strict"]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("not covered: skill `todo`"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "packs/weather (packs/weather/pack.toml:{})",
+            skill_line(WEATHER_PACK)
+        )),
+        "{text}"
+    );
+}
+
+/// A person's reading: a PR that bumps `version:` and adds a stamp comment changes nothing the
+/// model reads, so it plans no check and no model run, and `--strict` passes.
+#[test]
+fn a_front_matter_only_change_plans_no_model_run() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace(
+            "version: \"1\"",
+            "version: \"1.1\"\n# skilleval: ask 100%, chat 90%",
+        ),
+    );
+    commit(dir, "stamp");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert_eq!(plan["checks"], serde_json::json!([]), "{plan:#}");
+    assert_eq!(
+        change(&plan, "skills/weather/SKILL.md")["need"],
+        "no_model_run"
+    );
+    let (_, text, _) = plan_text(dir, &[]);
+    assert!(text.contains("checks: none"), "{text}");
+}
+
+/// A person's reading: a pack whose every law is scoped to a category none of its prompts are
+/// in cannot fail for the skill, and a pack that names the skill but reads its own copy never
+/// loads the change. Both are refused in one line each, and the plan exits 1.
+#[test]
+fn a_vacuous_gate_is_refused() {
+    let temp = repository();
+    let dir = temp.path();
+    // A pack for todo whose only law is about a category with no prompts.
+    write(
+        dir,
+        "packs/todo/pack.toml",
+        "name = \"todo\"\nskill = \"todo\"\nskills_dir = \"../../skills\"\ncorpus = \"corpus.jsonl\"\ncategories = [\"ask\", \"later\"]\n\n[[laws]]\nname = \"answers\"\nkind = \"stop_reason_is\"\nreason = \"answered\"\ncategories = [\"later\"]\n",
+    );
+    write(
+        dir,
+        "packs/todo/corpus.jsonl",
+        "{\"id\": \"t1\", \"category\": \"ask\", \"prompt\": \"add milk to my list\"}\n",
+    );
+    // A pack for notes that reads its own copy of the skill, not skills/notes.
+    write(
+        dir,
+        "packs/notes/pack.toml",
+        &NOTES_PACK.replace("skills_dir = \"../../skills\"", "skills_dir = \"skills\""),
+    );
+    write(dir, "packs/notes/skills/notes/SKILL.md", NOTES);
+    commit(dir, "more packs");
+    git(dir, &["branch", "-q", "-f", "main"]);
+    write(
+        dir,
+        "skills/todo/SKILL.md",
+        &TODO.replace("a list", "a short list"),
+    );
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("Add a note", "Always add a note"),
+    );
+    commit(dir, "the PR");
+
+    let (code, text, stderr) = plan_text(dir, &[]);
+    assert_eq!(code, 1, "{text}{stderr}");
+    let refusals: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("refused: "))
+        .collect();
+    assert_eq!(refusals.len(), 2, "{text}");
+    assert!(
+        refusals
+            .iter()
+            .any(|l| l.contains("packs/todo (packs/todo/pack.toml:2)")
+                && l.contains(
+                    "no law applies to the categories whose prompts reach skill `todo` (ask)"
+                )),
+        "{text}"
+    );
+    assert!(
+        refusals.iter().any(|l| l.contains("packs/notes")
+            && l.contains("never loads the changed skill")
+            && l.contains("packs/notes/skills/")),
+        "{text}"
+    );
+}
+
+/// A person's reading: a change to the program a `command` tool runs makes its recordings
+/// stale (record them again), and a change to a pack's laws alone judges an earlier run
+/// again without the model.
+#[test]
+fn a_tool_program_records_and_a_law_change_judges_again() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "packs/notes/tools/notes.sh",
+        "#!/bin/sh\necho 'note added'\n",
+    );
+    write(
+        dir,
+        "packs/weather/pack.toml",
+        &WEATHER_PACK.replace(
+            "name = \"no-call-for-chat\"",
+            "name = \"never-calls-for-chat\"",
+        ),
+    );
+    commit(dir, "tool and laws");
+    let (code, plan) = plan_json(dir, &[]);
+    assert_eq!(code, 0, "{plan:#}");
+    let checks = plan["checks"].as_array().unwrap();
+    let kinds: Vec<(&str, &str)> = checks
+        .iter()
+        .map(|c| (c["pack"].as_str().unwrap(), c["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("packs/notes", "record"), ("packs/weather", "rejudge")],
+        "{plan:#}"
+    );
+    assert!(checks[0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("packs/notes/fixtures/notes_add"));
+    assert_eq!(checks[1]["runs_model"], false);
+}
+
+/// A change (the by-hand command is the truth): `plan --run` carries out the `check` a new
+/// judge-cases file needs, with the same result as running it by hand, and writes the PR's one
+/// report with it; the front-matter-only change beside it starts no model (no run folder).
+#[test]
+fn plan_run_carries_out_the_checks_and_writes_one_report() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "packs/weather/judge-cases.jsonl",
+        "{\"id\": \"case-1\", \"prompt_id\": \"c1\", \"calls\": [], \"reply\": \"Hello!\", \"verdicts\": {\"no-call-for-chat\": true}}\n",
+    );
+    write(
+        dir,
+        "skills/notes/SKILL.md",
+        &NOTES.replace("version: \"1\"", "version: \"2\""),
+    );
+    commit(dir, "judge cases and a version bump");
+    let by_hand = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["check", "--pack", "packs/weather"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let by_hand = by_hand.status.code().unwrap();
+
+    let (code, stdout, stderr) = plan_text(dir, &["--run"]);
+    assert_eq!(code, by_hand, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("plan --run: skilleval check --pack packs/weather"),
+        "{stdout}"
+    );
+    let prs: Vec<_> = std::fs::read_dir(dir.join("output"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(prs.len(), 1, "{prs:?}");
+    let files: Vec<String> = std::fs::read_dir(&prs[0])
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["report.md"], "no run folder: no model ran");
+    let report = std::fs::read_to_string(prs[0].join("report.md")).unwrap();
+    let result = if by_hand == 0 { "passed" } else { "failed" };
+    assert!(
+        report.contains(&format!(
+            "| packs/weather | packs/weather/pack.toml | `skilleval check --pack packs/weather` | {result} |"
+        )),
+        "{report}"
+    );
+    assert!(report.starts_with("# Skill PR against "), "{report}");
+}
+
+/// A person's reading: a refused gate stops `plan --run` before anything runs (a model that
+/// does not exist is named, so that a run that started would fail at once, not load one).
+#[test]
+fn plan_run_refuses_to_run_a_refused_plan() {
+    let temp = repository();
+    let dir = temp.path();
+    let scoped_away = WEATHER_PACK
+        .replace(
+            "categories = [\"ask\", \"chat\"]",
+            "categories = [\"ask\", \"chat\", \"later\"]",
+        )
+        .replace("categories = [\"ask\"]\n", "categories = [\"later\"]\n")
+        .replace("categories = [\"chat\"]\n", "categories = [\"later\"]\n");
+    assert_eq!(scoped_away.matches("[\"later\"]").count(), 2);
+    write(dir, "packs/weather/pack.toml", &scoped_away);
+    commit(dir, "laws scoped away");
+    git(dir, &["branch", "-q", "-f", "main"]);
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written", "exactly as written"),
+    );
+    commit(dir, "the PR");
+    let (code, stdout, stderr) =
+        plan_text(dir, &["--run", "--", "--model", "/nonexistent/model.gguf"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("refused: packs/weather"), "{stdout}");
+    assert!(stderr.contains("nothing was run"), "{stderr}");
+    assert!(!dir.join("output").exists());
+}
+
+/// Runs `scripts/pr-gate.sh` in `dir` with this build as `skilleval` and `REPORT` at `report`.
+fn pr_gate(dir: &Path, report: &Path) -> (i32, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pr-gate.sh");
+    let out = Command::new("bash")
+        .arg(script)
+        .env("SKILLEVAL", env!("CARGO_BIN_EXE_skilleval"))
+        .env("REPORT", report)
+        .env_remove("PR")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A change (the by-hand command is the truth): the shell recipe's steps, run as a CI job runs
+/// them, carry out the plan and leave the PR's report where `REPORT` says, with the result of
+/// running the check by hand; a changed skill no pack measures stops it before anything runs.
+#[test]
+fn the_shell_recipe_gates_a_pr() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "packs/weather/judge-cases.jsonl",
+        "{\"id\": \"case-1\", \"prompt_id\": \"c1\", \"calls\": [], \"reply\": \"Hello!\", \"verdicts\": {\"no-call-for-chat\": true}}\n",
+    );
+    commit(dir, "judge cases");
+    let by_hand = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args(["check", "--pack", "packs/weather"])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .status
+        .code()
+        .unwrap();
+    let report = dir.join("gate.md");
+    let (code, said) = pr_gate(dir, &report);
+    assert_eq!(code, by_hand, "{said}");
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {said}"));
+    let result = if by_hand == 0 { "passed" } else { "failed" };
+    assert!(
+        text.contains(&format!(
+            "`skilleval check --pack packs/weather` | {result} |"
+        )),
+        "{text}"
+    );
+
+    // A description change of a skill no pack measures: --strict stops the recipe.
+    write(
+        dir,
+        "skills/todo/SKILL.md",
+        &TODO.replace("Track tasks.", "Track every task."),
+    );
+    commit(dir, "todo");
+    std::fs::remove_file(&report).unwrap();
+    let (code, said) = pr_gate(dir, &report);
+    assert_eq!(code, 1, "{said}");
+    assert!(said.contains("not covered: skill `todo`"), "{said}");
+    assert!(!report.exists(), "{said}");
+}
+
+/// A person's reading: a routing pack (its samples name the skill they should load) whose tree
+/// holds the changed skill beside its own measures it too, by two runs compared, with the line
+/// of its `skills_dir` as provenance; the pack of the skill measures the wording.
+#[test]
+fn a_routing_pack_measures_a_skill_beside_its_own() {
+    let temp = repository();
+    let dir = temp.path();
+    let routing = "name = \"routing\"\nskill = \"todo\"\nskills_dir = \"../../skills\"\ncorpus = \"corpus.jsonl\"\ncategories = [\"weather\", \"todo\"]\npreload = false\n\n[[laws]]\nname = \"loads-a-skill\"\nkind = \"tool_called\"\ntool = \"load_skill\"\ncategories = [\"weather\"]\n";
+    write(dir, "packs/routing/pack.toml", routing);
+    write(
+        dir,
+        "packs/routing/corpus.jsonl",
+        "{\"id\": \"w1\", \"category\": \"weather\", \"prompt\": \"rain in Oslo?\", \"skill\": \"weather\"}\n{\"id\": \"t1\", \"category\": \"todo\", \"prompt\": \"add milk\", \"skill\": \"todo\"}\n",
+    );
+    commit(dir, "routing pack");
+    git(dir, &["branch", "-q", "-f", "main"]);
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("Look up the forecast", "Look up the weather forecast"),
+    );
+    commit(dir, "the PR");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    let checks: Vec<(&str, &str, &str)> = plan["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["pack"].as_str().unwrap(),
+                c["kind"].as_str().unwrap(),
+                c["provenance"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let skills_dir_line = routing
+        .lines()
+        .position(|l| l.starts_with("skills_dir"))
+        .unwrap()
+        + 1;
+    assert_eq!(
+        checks,
+        [
+            (
+                "packs/routing",
+                "measure_tree",
+                format!("packs/routing/pack.toml:{skills_dir_line}").as_str()
+            ),
+            (
+                "packs/weather",
+                "measure_wording",
+                format!("packs/weather/pack.toml:{}", skill_line(WEATHER_PACK)).as_str()
+            ),
+        ],
+        "{plan:#}"
+    );
+}
