@@ -72,6 +72,12 @@ pub enum CallFormatArg {
     JsonTag,
     /// [name(arg=value, …)]
     PythonList,
+    /// {"name": …, "parameters": …}, perhaps after <|python_tag|> (Llama 3.1)
+    LlamaJson,
+    /// [TOOL_CALLS][{"name": …, "arguments": …}] (Mistral)
+    Mistral,
+    /// ```tool_code blocks of Python calls (Gemma)
+    ToolCode,
 }
 
 impl From<CallFormatArg> for CallFormat {
@@ -80,6 +86,9 @@ impl From<CallFormatArg> for CallFormat {
             CallFormatArg::Markup => CallFormat::Markup,
             CallFormatArg::JsonTag => CallFormat::JsonTag,
             CallFormatArg::PythonList => CallFormat::PythonList,
+            CallFormatArg::LlamaJson => CallFormat::LlamaJson,
+            CallFormatArg::Mistral => CallFormat::Mistral,
+            CallFormatArg::ToolCode => CallFormat::ToolCode,
         }
     }
 }
