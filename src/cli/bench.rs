@@ -50,7 +50,7 @@ pub struct BenchArgs {
 pub enum BenchCommand {
     /// Run BFCL categories through the model and write the results
     #[command(after_long_help = RUN_EXAMPLES)]
-    Run(BenchRunArgs),
+    Run(Box<BenchRunArgs>),
     /// Re-score BFCL result files (BFCL_v4_<category>_result.json) without a model
     #[command(after_long_help = SCORE_EXAMPLES)]
     Score(BenchScoreArgs),
@@ -227,11 +227,11 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
         BenchArgs {
             command: None,
             run: args,
-        }
-        | BenchArgs {
+        } => run(args),
+        BenchArgs {
             command: Some(BenchCommand::Run(args)),
             ..
-        } => run(args),
+        } => run(*args),
         BenchArgs {
             command: Some(BenchCommand::Score(args)),
             ..
