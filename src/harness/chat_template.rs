@@ -444,6 +444,20 @@ mod tests {
         assert_eq!(marked, ["<|im_start|>user\n", "<|im_end|>\n"]);
     }
 
+    /// Truth: a change — a template that refuses a `tool` turn gets results in user turns.
+    #[test]
+    fn a_template_without_a_tool_turn_gets_results_in_user_turns() {
+        let source = "{% for m in messages %}{% if m.role == 'tool' %}{{ raise_exception('roles must alternate') }}{% endif %}[{{ m.role }}]{{ m.content }}{% endfor %}";
+        let mut template = ChatTemplate::new(source, "t", "", "", 0).unwrap();
+        template.settle().unwrap();
+        assert!(template.tool_results_as_user());
+        let (text, _) = template
+            .render(&[("user", "q"), ("assistant", "a"), ("tool", "42")])
+            .unwrap();
+        assert_eq!(text, "[user]q[assistant]a[user]Tool result:\n42");
+        assert_eq!(template.info().tool_results, "user");
+    }
+
     /// Truth: a change — an error names the template and its line.
     #[test]
     fn a_failing_template_is_named_with_its_line() {

@@ -578,6 +578,27 @@ mod tests {
         );
     }
 
+    /// Truth: a change — the names a pack's `chat_format` takes read and write back, `own`
+    /// names the model's template before one is loaded, and rendering it with none fails.
+    #[test]
+    fn chat_format_names_read_and_write_back() {
+        use serde_json::json;
+        for name in ["gemma", "chat_ml", "llama3", "transcript", "own"] {
+            let family: Family = serde_json::from_value(json!(name)).unwrap();
+            assert_eq!(serde_json::to_value(family).unwrap(), json!(name));
+        }
+        assert_eq!(
+            serde_json::from_value::<Family>(json!("own")).unwrap(),
+            Family::OWN
+        );
+        assert!(serde_json::from_value::<Family>(json!("chatml")).is_err());
+        let error = super::render(Family::OWN, &[Message::user("hi")]).unwrap_err();
+        assert!(
+            error.to_string().contains("no chat template is loaded"),
+            "{error}"
+        );
+    }
+
     #[test]
     fn families_are_recognised_from_templates_before_names() {
         assert_eq!(
