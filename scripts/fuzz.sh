@@ -24,7 +24,8 @@ fi
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(markup_calls json_tag_calls python_calls front_matter pack_loader journal_reader)
+    targets=(markup_calls json_tag_calls python_calls llama_json_calls mistral_calls tool_code_calls
+        front_matter pack_loader journal_reader)
 fi
 
 # Seeds from the repository: real packs, skills, variants and journal lines.
@@ -44,6 +45,9 @@ seed journal_reader "$root"/tests/data/journals/*.jsonl
 seed markup_calls "$root"/fuzz/seeds/calls/*
 seed json_tag_calls "$root"/fuzz/seeds/calls/*
 seed python_calls "$root"/fuzz/seeds/calls/*
+for target in llama_json_calls mistral_calls tool_code_calls; do
+    seed "$target" "$root"/fuzz/seeds/calls/*
+done
 
 for target in "${targets[@]}"; do
     log="$(mktemp)"

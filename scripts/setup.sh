@@ -7,7 +7,8 @@
 #                                          browser the report test drives and the MCP server the
 #                                          MCP tool tests start (for the tests)
 #   bash scripts/setup.sh --bfcl           the same, with BFCL's official evaluator (the PyPI package
-#                                          bfcl-eval, pinned) for the multi-turn and memory benchmark categories
+#                                          bfcl-eval, pinned) for the multi-turn and memory benchmark categories,
+#                                          and jinja2, which the chat-template tests render with
 #   bash scripts/setup.sh --tools          the same with --bfcl (the tests need it), then llama-server
 #                                          and llama-batched-bench, built once into the cache by
 #                                          scripts/build_llama_tools.sh (the server tests need them;
@@ -118,8 +119,10 @@ MCP_MANIFEST="$MCP_DIR/node_modules/$MCP_PACKAGE/package.json"
 # API implementations in a helper Python process). --no-deps: only what the checker and the
 # memory backends (rank_bm25 on numpy, overrides) import is pinned here, none of the API client SDKs
 # bfcl-eval depends on. Changing a pin installs them again.
+# jinja2 and MarkupSafe are not BFCL's: the chat-template tests render with them as transformers does.
 BFCL_REQUIREMENTS=(bfcl-eval==2026.3.23 mpmath==1.3.0 tree-sitter==0.21.3 tree-sitter-java==0.21.0
-  tree-sitter-javascript==0.21.4 tenacity==9.1.2 filelock==4.3.2 rank_bm25==0.2.2 numpy==1.26.4 overrides==7.7.0)
+  tree-sitter-javascript==0.21.4 tenacity==9.1.2 filelock==4.3.2 rank_bm25==0.2.2 numpy==1.26.4 overrides==7.7.0
+  jinja2==3.1.6 MarkupSafe==3.0.3)
 BFCL_DIR="$CACHE_DIR/bfcl"
 BFCL_MARKER="$BFCL_DIR/.skilleval-bfcl"
 

@@ -148,7 +148,8 @@ fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
         prompt: render(
             Family::ChatMl,
             &[Message::user("What is the capital of France?")],
-        ),
+        )
+        .expect("ChatML renders"),
         max_tokens: 48,
         stop: Family::ChatMl
             .end_of_turn()
@@ -166,7 +167,12 @@ fn an_instruct_model_s_reply_before_its_end_token_is_kept_in_batched_runs() {
     let engine =
         BatchedEngine::start(&BatchedOptions::new(options.clone(), 2)).expect("the engine starts");
     let mut handle = engine.handle();
-    assert_eq!(handle.family(), Family::ChatMl);
+    // The file carries a chat template, so it is spoken to in that template (decision 029).
+    assert!(
+        matches!(handle.family(), Family::Own(_)),
+        "{:?}",
+        handle.family()
+    );
     let batched = handle.generate(&request(1)).unwrap();
     assert_eq!(batched.finish, FinishReason::Eos, "{batched:?}");
     assert!(batched.text.contains("Paris"), "{batched:?}");
@@ -198,7 +204,7 @@ fn a_turn_marker_in_content_is_text_not_a_special_token() {
     );
     let count = |tokens: &[_]| tokens.iter().filter(|t| **t == start_of_turn[0]).count();
     let request = |messages: &[Message]| {
-        let rendered = render_marked(Family::Gemma, messages);
+        let rendered = render_marked(Family::Gemma, messages).expect("Gemma's format renders");
         skilleval::harness::backend::GenRequest {
             prompt: rendered.text,
             max_tokens: 8,

@@ -69,7 +69,8 @@ fn the_scored_probability_is_what_the_sampler_draws() {
         &[Message::user(
             "Pick a fruit and name it in one word, nothing else.",
         )],
-    );
+    )
+    .expect("Gemma's format renders");
     let sampling = Sampling {
         temperature: 0.7,
         top_k: 40,

@@ -223,7 +223,7 @@ fn the_test_set_up_also_plans_the_browser_the_report_test_drives() {
 
 /// BFCL's evaluator as `scripts/setup.sh` pins it: a finished install leaves these lines, one a
 /// line, in its marker file (bump them here with the script's `BFCL_REQUIREMENTS`).
-const BFCL_PINS: [&str; 10] = [
+const BFCL_PINS: [&str; 12] = [
     "bfcl-eval==2026.3.23",
     "mpmath==1.3.0",
     "tree-sitter==0.21.3",
@@ -234,6 +234,8 @@ const BFCL_PINS: [&str; 10] = [
     "rank_bm25==0.2.2",
     "numpy==1.26.4",
     "overrides==7.7.0",
+    "jinja2==3.1.6",
+    "MarkupSafe==3.0.3",
 ];
 
 fn write(root: &Path, relative: &str, contents: &str) {

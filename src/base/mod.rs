@@ -4,10 +4,11 @@
 //! atomically, never truncating a user's file, one writer per key), how a child process is
 //! started and ended (`child.rs`: its own process group, killed whole at a time-out or an
 //! interrupt), and how stdout is printed (`stdout.rs`: a closed stdout drops the rest, the work
-//! goes on). It depends on nothing else in the crate, so `harness`, `tools`, `exec`, `eval`
+//! goes on), and what day it is (`clock.rs`). It depends on nothing else in the crate, so `harness`, `tools`, `exec`, `eval`
 //! and `bench` all use it.
 
 pub mod child;
+pub mod clock;
 pub mod input;
 pub mod names;
 pub mod stdout;

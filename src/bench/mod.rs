@@ -167,7 +167,8 @@ pub fn prompt_entry(
         options.max_tokens,
         options.sampling_for(&entry.id),
     );
-    let (reply, result, inference_error, metrics) = match backend.generate(&request) {
+    let generation = request.and_then(|request| backend.generate(&request));
+    let (reply, result, inference_error, metrics) = match generation {
         Ok(generation) => (
             generation.text.clone(),
             serde_json::Value::String(generation.text),

@@ -295,7 +295,7 @@ fn converse(
                 &messages,
                 options.max_tokens,
                 options.sampling_for(&entry.id),
-            );
+            )?;
             let generation = backend.generate(&request)?;
             add_metrics(&mut conversation.metrics, &generation.metrics);
             let text = generation.text;

@@ -22,7 +22,8 @@ pub struct ModelArgs {
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// Chat format instead of the one the model's metadata gives (and, for `run`, the pack's
-    /// `chat_format`): gemma, chatml, llama3 or transcript
+    /// `chat_format`): own (the model file's chat template, the default when it has one),
+    /// gemma, chatml, llama3 or transcript
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
     /// Context length in tokens
@@ -38,8 +39,9 @@ pub struct ModelArgs {
 }
 
 fn parse_family(s: &str) -> Result<Family, String> {
-    Family::parse(s)
-        .ok_or_else(|| format!("unknown family {s:?}: use gemma, chatml, llama3 or transcript"))
+    Family::parse(s).ok_or_else(|| {
+        format!("unknown family {s:?}: use own, gemma, chatml, llama3 or transcript")
+    })
 }
 
 impl ModelArgs {

@@ -50,7 +50,7 @@ pub struct BenchArgs {
 pub enum BenchCommand {
     /// Run BFCL categories through the model and write the results
     #[command(after_long_help = RUN_EXAMPLES)]
-    Run(BenchRunArgs),
+    Run(Box<BenchRunArgs>),
     /// Re-score BFCL result files (BFCL_v4_<category>_result.json) without a model
     #[command(after_long_help = SCORE_EXAMPLES)]
     Score(BenchScoreArgs),
@@ -72,6 +72,12 @@ pub enum CallFormatArg {
     JsonTag,
     /// [name(arg=value, …)]
     PythonList,
+    /// {"name": …, "parameters": …}, perhaps after <|python_tag|> (Llama 3.1)
+    LlamaJson,
+    /// [TOOL_CALLS][{"name": …, "arguments": …}] (Mistral)
+    Mistral,
+    /// ```tool_code blocks of Python calls (Gemma)
+    ToolCode,
 }
 
 impl From<CallFormatArg> for CallFormat {
@@ -80,6 +86,9 @@ impl From<CallFormatArg> for CallFormat {
             CallFormatArg::Markup => CallFormat::Markup,
             CallFormatArg::JsonTag => CallFormat::JsonTag,
             CallFormatArg::PythonList => CallFormat::PythonList,
+            CallFormatArg::LlamaJson => CallFormat::LlamaJson,
+            CallFormatArg::Mistral => CallFormat::Mistral,
+            CallFormatArg::ToolCode => CallFormat::ToolCode,
         }
     }
 }
@@ -218,11 +227,11 @@ pub fn dispatch(args: BenchArgs) -> anyhow::Result<u8> {
         BenchArgs {
             command: None,
             run: args,
-        }
-        | BenchArgs {
+        } => run(args),
+        BenchArgs {
             command: Some(BenchCommand::Run(args)),
             ..
-        } => run(args),
+        } => run(*args),
         BenchArgs {
             command: Some(BenchCommand::Score(args)),
             ..

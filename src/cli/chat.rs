@@ -54,6 +54,9 @@ pub struct ChatArgs {
     /// Print the transcript as JSON on stdout
     #[arg(long)]
     pub json: bool,
+    /// Print every prompt sent to the model on stderr, as the chat template rendered it
+    #[arg(long)]
+    pub show_prompt: bool,
     /// Seed of the sampler
     #[arg(long, default_value_t = 0)]
     pub seed: u32,
@@ -143,13 +146,15 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
         preload,
         sampling,
     );
-    let mut backend = args.model.load()?;
+    let mut loaded = args.model.load()?;
+    let mut shown = ShowPrompts(&mut loaded);
+    let backend: &mut dyn Backend = match args.show_prompt {
+        true => &mut shown,
+        false => shown.0,
+    };
     let transcript = match pack.as_ref().and_then(|p| p.chat_format) {
-        Some(family) => {
-            let borrowed: &mut dyn Backend = &mut backend;
-            agent::run(&mut WithFamily::new(borrowed, family), &request)
-        }
-        None => agent::run(&mut backend, &request),
+        Some(family) => agent::run(&mut WithFamily::new(backend, family), &request),
+        None => agent::run(backend, &request),
     };
     if args.json {
         crate::outln!("{}", serde_json::to_string_pretty(&transcript)?);
@@ -179,4 +184,25 @@ fn granted_tools(skills: &SkillTree, live: bool) -> Registry {
         registry.add(def);
     }
     registry
+}
+
+/// A backend that prints each prompt on stderr before it is sent.
+struct ShowPrompts<'a>(&'a mut dyn Backend);
+
+impl Backend for ShowPrompts<'_> {
+    fn family(&self) -> crate::harness::template::Family {
+        self.0.family()
+    }
+
+    fn info(&self) -> crate::harness::backend::BackendInfo {
+        self.0.info()
+    }
+
+    fn generate(
+        &mut self,
+        request: &crate::harness::backend::GenRequest,
+    ) -> anyhow::Result<crate::harness::backend::Generation> {
+        eprintln!("--- prompt ---\n{}\n--- end of prompt ---", request.prompt);
+        self.0.generate(request)
+    }
 }

@@ -42,7 +42,7 @@ pub fn run(args: GenerateArgs) -> anyhow::Result<u8> {
     let prompt = if args.raw {
         args.prompt
     } else {
-        template::render(family, &[Message::user(args.prompt)])
+        template::render(family, &[Message::user(args.prompt)])?
     };
     let sampling = Sampling {
         temperature: args.temperature,

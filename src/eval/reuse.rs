@@ -2,8 +2,8 @@
 //! that enters those arms is the same are copied from its journal instead of being run again.
 //! A run that tries one wording after another then pays for its baseline once.
 //!
-//! What must match is [`BaselineKey`]: the model (sha256, and the backend's name, model and
-//! batch settings), the CPU features llama.cpp computes with, the build (skilleval's and the
+//! What must match is [`BaselineKey`]: the model (sha256, its own chat template's when that
+//! rendered the prompts, and the backend's name, model and batch settings), the CPU features llama.cpp computes with, the build (skilleval's and the
 //! llama.cpp binding's versions), the pack file less its laws, the baseline skills tree and the skill's body, the corpus, the fixtures, the seed, the
 //! sampling, the budgets, the call format and `--parallel`. Neither run may record. Each copied
 //! entry must also carry the seed the new run's plan gives its unit. An entry is copied as the
@@ -51,6 +51,8 @@ pub struct BaselineKey {
     pub server_prompt_cache: Option<bool>,
     pub cpu_features: Option<String>,
     pub model_sha256: Option<String>,
+    /// The model's own chat template, by its hash, when it rendered the prompts.
+    pub chat_template_sha256: Option<String>,
     pub pack: String,
     pub skill: String,
     pub pack_without_laws_sha256: Option<String>,
@@ -84,6 +86,11 @@ impl BaselineKey {
             server_prompt_cache: manifest.backend.server_prompt_cache,
             cpu_features: manifest.backend.cpu_features.clone(),
             model_sha256: manifest.model_sha256.clone(),
+            chat_template_sha256: manifest
+                .backend
+                .chat_template
+                .as_ref()
+                .map(|t| t.sha256.clone()),
             pack: manifest.pack.clone(),
             skill: manifest.skill.clone(),
             pack_without_laws_sha256: inputs.and_then(|i| i.pack_without_laws.clone()),

@@ -1,7 +1,6 @@
 //! Run ids: the name of a run's output folder, from the time it started.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// `<date>-<time>-<name>` in UTC, to the second: run folders sort by when they started.
 pub fn new_run_id(name: &str) -> String {
@@ -27,22 +26,9 @@ pub fn utc_timestamp() -> String {
 
 /// Today's civil date in UTC and the seconds since midnight.
 fn utc_now() -> (i64, i64, i64, u64) {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, rem)
+    let secs = crate::base::clock::now_secs();
+    let (y, m, d) = crate::base::clock::civil_from_days((secs / 86_400) as i64);
+    (y, m, d, secs % 86_400)
 }
 
 /// `id`, or `id-2`, `id-3`… when runs started in the same second share an output folder.

@@ -461,7 +461,10 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
         }
         let mut messages = state.opening();
         messages.extend(history.iter().cloned());
-        let rendered = render_marked(family, &messages);
+        let rendered = match render_marked(family, &messages) {
+            Ok(rendered) => rendered,
+            Err(e) => break StopReason::Error(e.to_string()),
+        };
         let gen_request = GenRequest {
             prompt: rendered.text,
             max_tokens: left.min(request.budgets.max_tokens_per_round),

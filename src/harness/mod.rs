@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod backend;
 pub mod builtins;
+pub mod chat_template;
 pub mod conversation;
 pub mod deferred;
 pub mod examples;

@@ -2,10 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::chat_template::{self, ChatTemplate};
 use super::toolcall::CallFormat;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(try_from = "String", into = "String")]
 pub enum Family {
     /// Gemma 2/3: `<start_of_turn>user … <end_of_turn>`, no system role.
     Gemma,
@@ -17,9 +18,46 @@ pub enum Family {
     /// which continue a written exchange far better than they follow a chat format they never
     /// learned.
     Transcript,
+    /// The model's own chat template, run as Jinja (`chat_template`): the template kept under
+    /// this number, or [`Family::OWN`] until a model's template is loaded.
+    Own(u32),
+}
+
+impl From<Family> for String {
+    fn from(family: Family) -> String {
+        match family {
+            Family::ChatMl => "chat_ml".into(),
+            other => other.name().into(),
+        }
+    }
+}
+
+impl TryFrom<String> for Family {
+    type Error = String;
+    fn try_from(name: String) -> Result<Family, String> {
+        match name.as_str() {
+            "chat_ml" => Ok(Family::ChatMl),
+            "gemma" | "llama3" | "transcript" | "own" => Ok(Family::parse(&name).expect("a name")),
+            _ => Err(format!(
+                "unknown chat format {name:?}: use gemma, chat_ml, llama3, transcript or own"
+            )),
+        }
+    }
 }
 
 impl Family {
+    /// The model's own template, before it is loaded.
+    pub const OWN: Family = Family::Own(u32::MAX);
+
+    /// The model's own template loaded, when this is one.
+    pub fn own_template(self) -> Option<std::sync::Arc<ChatTemplate>> {
+        match self {
+            Family::Own(id) => chat_template::kept(id),
+            _ => None,
+        }
+    }
+
+    /// The hand-written formats.
     pub const ALL: [Family; 4] = [
         Family::Gemma,
         Family::ChatMl,
@@ -33,6 +71,7 @@ impl Family {
             Family::ChatMl => "chatml",
             Family::Llama3 => "llama3",
             Family::Transcript => "transcript",
+            Family::Own(_) => "own",
         }
     }
 
@@ -42,6 +81,7 @@ impl Family {
             "chatml" | "qwen" => Some(Family::ChatMl),
             "llama3" | "llama-3" => Some(Family::Llama3),
             "transcript" | "plain" => Some(Family::Transcript),
+            "own" => Some(Family::OWN),
             _ => None,
         }
     }
@@ -90,13 +130,18 @@ impl Family {
         }
     }
 
-    /// The tool-call format a family's models are most likely to produce.
+    /// The tool-call format a family's models are most likely to produce; for the model's own
+    /// template, the one it shows (else the `<tool_call>` JSON most fine-tunes learned).
     pub fn default_call_format(self) -> CallFormat {
         match self {
             Family::Gemma => CallFormat::Markup,
             Family::ChatMl => CallFormat::JsonTag,
             Family::Llama3 => CallFormat::Markup,
             Family::Transcript => CallFormat::Markup,
+            Family::Own(_) => self
+                .own_template()
+                .and_then(|t| t.call_format())
+                .unwrap_or(CallFormat::JsonTag),
         }
     }
 
@@ -124,6 +169,20 @@ impl Family {
                 "\ntool:",
                 "<end_of_turn>",
             ],
+            // The turn ends of the common templates; the model's end-of-generation tokens stop
+            // it as well.
+            Family::Own(_) => &[
+                "<|im_end|>",
+                "<|im_start|>",
+                "<|eot_id|>",
+                "<|eom_id|>",
+                "<|start_header_id|>",
+                "<end_of_turn>",
+                "<start_of_turn>",
+                "<|end|>",
+                "<|endoftext|>",
+                "[INST]",
+            ],
         }
     }
 }
@@ -136,6 +195,18 @@ pub enum Role {
     Assistant,
     /// A tool's result, shown to the model.
     Tool,
+}
+
+impl Role {
+    /// The role as chat templates name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -166,8 +237,8 @@ impl Message {
 }
 
 /// Renders messages in the family's chat format, ending with the opener of the model's turn.
-pub fn render(family: Family, messages: &[Message]) -> String {
-    render_marked(family, messages).text
+pub fn render(family: Family, messages: &[Message]) -> anyhow::Result<String> {
+    Ok(render_marked(family, messages)?.text)
 }
 
 /// A rendered prompt and where the chat template's own markers are in it: the only places a
@@ -233,10 +304,24 @@ fn transcript_content(content: &str) -> String {
         .join("\n")
 }
 
-/// [`render`], with the markers' places.
-pub fn render_marked(family: Family, messages: &[Message]) -> Rendered {
+/// [`render`], with the markers' places. Only the model's own template can fail (a template
+/// that raises, or none loaded).
+pub fn render_marked(family: Family, messages: &[Message]) -> anyhow::Result<Rendered> {
     let mut out = Rendered::default();
     match family {
+        Family::Own(_) => {
+            let template = family.own_template().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "chat format \"own\": no chat template is loaded (the model file has none, or the model is behind a server); pick a format with --family gemma|chatml|llama3|transcript"
+                )
+            })?;
+            let shaped: Vec<(&str, &str)> = messages
+                .iter()
+                .map(|m| (m.role.name(), m.content.as_str()))
+                .collect();
+            let (text, markers) = template.render(&shaped)?;
+            return Ok(Rendered { text, markers });
+        }
         Family::Gemma => {
             // Gemma has no system role: the system text opens the first user turn.
             out.mark("<bos>");
@@ -272,12 +357,7 @@ pub fn render_marked(family: Family, messages: &[Message]) -> Rendered {
         }
         Family::ChatMl => {
             for m in messages {
-                let role = match m.role {
-                    Role::System => "system",
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                    Role::Tool => "tool",
-                };
+                let role = m.role.name();
                 out.mark("<|im_start|>");
                 out.put(&format!("{role}\n{}", m.content.trim_end()));
                 out.mark("<|im_end|>");
@@ -327,12 +407,20 @@ pub fn render_marked(family: Family, messages: &[Message]) -> Rendered {
             out.put("Assistant:");
         }
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn render(family: Family, messages: &[Message]) -> String {
+        super::render(family, messages).expect("a hand-written format renders")
+    }
+
+    fn render_marked(family: Family, messages: &[Message]) -> Rendered {
+        super::render_marked(family, messages).expect("a hand-written format renders")
+    }
 
     #[test]
     fn transcript_content_cannot_open_a_turn() {
@@ -391,6 +479,7 @@ mod tests {
             Family::ChatMl => "<|im_start|>assistant\n",
             Family::Llama3 => "<|start_header_id|>assistant<|end_header_id|>\n\n",
             Family::Transcript => "Assistant:",
+            Family::Own(_) => unreachable!("not one of the hand-written formats"),
         }
     }
 
@@ -461,6 +550,7 @@ mod tests {
                 Family::ChatMl => "<|im_start|>tool\n42<|im_end|>",
                 Family::Llama3 => "<|start_header_id|>ipython<|end_header_id|>\n\n42<|eot_id|>",
                 Family::Transcript => "Tool: 42\n",
+                Family::Own(_) => unreachable!("not one of the hand-written formats"),
             };
             assert!(render(family, &tool).contains(expected), "{family:?}");
         }
@@ -485,6 +575,27 @@ mod tests {
                 Some("{{'<|im_start|>' + message['role']}}")
             ),
             Some(Family::ChatMl)
+        );
+    }
+
+    /// Truth: a change — the names a pack's `chat_format` takes read and write back, `own`
+    /// names the model's template before one is loaded, and rendering it with none fails.
+    #[test]
+    fn chat_format_names_read_and_write_back() {
+        use serde_json::json;
+        for name in ["gemma", "chat_ml", "llama3", "transcript", "own"] {
+            let family: Family = serde_json::from_value(json!(name)).unwrap();
+            assert_eq!(serde_json::to_value(family).unwrap(), json!(name));
+        }
+        assert_eq!(
+            serde_json::from_value::<Family>(json!("own")).unwrap(),
+            Family::OWN
+        );
+        assert!(serde_json::from_value::<Family>(json!("chatml")).is_err());
+        let error = super::render(Family::OWN, &[Message::user("hi")]).unwrap_err();
+        assert!(
+            error.to_string().contains("no chat template is loaded"),
+            "{error}"
         );
     }
 

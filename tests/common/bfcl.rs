@@ -66,7 +66,7 @@ pub fn step_prompt(step: &Value) -> String {
             )
         })
         .collect();
-    render(Family::Gemma, &messages)
+    render(Family::Gemma, &messages).expect("Gemma's format renders")
 }
 
 fn role(name: &str) -> Role {

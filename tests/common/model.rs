@@ -48,7 +48,7 @@ pub fn backend() -> MutexGuard<'static, LlamaBackend> {
 /// One user message in Gemma's chat format, ending at its end-of-turn marker.
 pub fn gemma_request(prompt: &str, seed: u32, temperature: f32, max_tokens: u32) -> GenRequest {
     GenRequest {
-        prompt: render(Family::Gemma, &[Message::user(prompt)]),
+        prompt: render(Family::Gemma, &[Message::user(prompt)]).expect("Gemma's format renders"),
         max_tokens,
         stop: vec!["<end_of_turn>".into()],
         grammar: None,

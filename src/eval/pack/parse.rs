@@ -479,15 +479,19 @@ fn budgets(spec: Option<&BudgetSpec>, source: &Source) -> anyhow::Result<Budgets
     Ok(budgets)
 }
 
-/// Constrained calls need a call grammar, which the Python-list format has not.
+/// Constrained calls need a call grammar, which only markup and json_tag have.
 fn check_constrained_calls(
     constrained_calls: bool,
     call_format: Option<CallFormat>,
     source: &Source,
 ) -> anyhow::Result<()> {
-    if constrained_calls && call_format == Some(CallFormat::PythonList) {
+    let Some(format) = call_format.filter(|_| constrained_calls) else {
+        return Ok(());
+    };
+    if !matches!(format, CallFormat::Markup | CallFormat::JsonTag) {
+        let name = serde_json::to_value(format).unwrap_or_default();
         bail!(
-            "{}: field `constrained_calls`: there is no call grammar for call_format \"python_list\"; use markup or json_tag",
+            "{}: field `constrained_calls`: there is no call grammar for call_format {name}; use markup or json_tag",
             source.at_key(None, "constrained_calls")
         );
     }

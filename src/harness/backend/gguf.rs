@@ -18,6 +18,9 @@ pub struct GgufMetadata {
     /// is at least the bytes of text one token stands for: a text of n bytes needs at least
     /// n / this many tokens.
     pub longest_token_bytes: Option<usize>,
+    /// The text of the beginning- and end-of-sequence tokens, as a chat template is given them.
+    pub bos_token: Option<String>,
+    pub eos_token: Option<String>,
 }
 
 impl GgufMetadata {
@@ -122,6 +125,8 @@ pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
             tensor_count,
             ..Default::default()
         };
+        let mut tokens: Vec<String> = Vec::new();
+        let (mut bos_id, mut eos_id) = (None, None);
         for _ in 0..kv_count {
             let key = r.string()?;
             let kind = r.u32()?;
@@ -131,7 +136,9 @@ pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
                 let mut longest = 0;
                 for _ in 0..count {
                     if item == 8 {
-                        longest = longest.max(r.string()?.len());
+                        let token = r.string()?;
+                        longest = longest.max(token.len());
+                        tokens.push(token);
                     } else {
                         r.value(item)?;
                     }
@@ -139,10 +146,23 @@ pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
                 meta.longest_token_bytes = (item == 8).then_some(longest);
                 continue;
             }
+            // Token ids are 32-bit unsigned numbers (GGUF type 4).
+            if kind == 4
+                && (key == "tokenizer.ggml.bos_token_id" || key == "tokenizer.ggml.eos_token_id")
+            {
+                let id = r.u32()? as usize;
+                match key.as_str() {
+                    "tokenizer.ggml.bos_token_id" => bos_id = Some(id),
+                    _ => eos_id = Some(id),
+                }
+                continue;
+            }
             if let Some(value) = r.value(kind)? {
                 meta.strings.insert(key, value);
             }
         }
+        meta.bos_token = bos_id.and_then(|id| tokens.get(id).cloned());
+        meta.eos_token = eos_id.and_then(|id| tokens.get(id).cloned());
         Ok(meta)
     };
     parse(&mut r).map_err(|e| match e.kind() {

@@ -23,6 +23,7 @@ use super::{
     Backend, BackendInfo, ContinuationScore, FinishReason, GenMetrics, GenRequest, Generation,
     Sampling, ScoreRequest, TokenScore,
 };
+use crate::harness::chat_template::{self, ChatTemplate, TemplateInfo};
 use crate::harness::template::Family;
 use crate::harness::toolcall::grammar::CallGrammar;
 
@@ -153,16 +154,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         .unwrap_or_default()
         .to_string();
     let model_name = meta.get("general.name").unwrap_or_default().to_string();
-    let family = match options.family {
-        Some(f) => f,
-        None => Family::detect(&architecture, &model_name, meta.get("tokenizer.chat_template")).ok_or_else(|| {
-            anyhow!(
-                "{}: unknown model family (architecture \"{architecture}\", name \"{model_name}\"); \
-                 pass --family gemma|chatml|llama3|transcript",
-                path.display()
-            )
-        })?,
-    };
+    let (family, chat_template) = chat_format(options, &meta, &architecture, &model_name)?;
     let rt = runtime()?;
     let features = build_features()?;
     refuse_amx_build(&features)?;
@@ -204,12 +196,55 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         cpu_features: Some(features.join(" ")),
         endpoint: None,
         server_prompt_cache: None,
+        chat_template,
     };
     Ok(LoadedModel {
         model,
         family,
         info,
     })
+}
+
+/// The chat format a model file is spoken to in, and the template that renders it when it is
+/// the model's own. A file with a chat template gets it (decision 029), unless `--family` or a
+/// pack asks for a hand-written format; a file without one gets the format its metadata names.
+fn chat_format(
+    options: &LlamaOptions,
+    meta: &super::gguf::GgufMetadata,
+    architecture: &str,
+    model_name: &str,
+) -> anyhow::Result<(Family, Option<TemplateInfo>)> {
+    let path = options.model_path.display();
+    let source = meta.get("tokenizer.chat_template");
+    match (options.family, source) {
+        (Some(Family::Own(_)) | None, Some(source)) => {
+            let origin = format!("{path}: tokenizer.chat_template");
+            let bos = meta.bos_token.as_deref().unwrap_or_default();
+            let eos = meta.eos_token.as_deref().unwrap_or_default();
+            let refused = |e: anyhow::Error| {
+                anyhow!("{e}; pick a hand-written format with --family gemma|chatml|llama3|transcript")
+            };
+            let mut template =
+                ChatTemplate::new(source, &origin, bos, eos, crate::base::clock::now_secs()).map_err(refused)?;
+            // A template that cannot render what a run sends would fail every unit: refuse it now.
+            template.settle().map_err(refused)?;
+            let info = template.info();
+            Ok((Family::Own(chat_template::keep(template)), Some(info)))
+        }
+        (Some(Family::Own(_)), None) => bail!(
+            "{path}: --family own: the model file has no chat template (tokenizer.chat_template); pick gemma, chatml, llama3 or transcript"
+        ),
+        (Some(family), _) => Ok((family, None)),
+        (None, None) => {
+            let family = Family::detect(architecture, model_name, None).ok_or_else(|| {
+                anyhow!(
+                    "{path}: unknown model family (architecture \"{architecture}\", name \"{model_name}\"), and no chat template; \
+                     pass --family gemma|chatml|llama3|transcript"
+                )
+            })?;
+            Ok((family, None))
+        }
+    }
 }
 
 /// The sampler a request asks for: greedy at temperature 0, else top-k, top-p, temperature and

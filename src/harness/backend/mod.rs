@@ -80,12 +80,18 @@ impl GenRequest {
     }
 
     /// `messages` in the family's chat format, the reply ending where the family's turn ends.
-    pub fn chat(family: Family, messages: &[Message], max_tokens: u32, sampling: Sampling) -> Self {
-        let rendered = template::render_marked(family, messages);
-        GenRequest {
+    /// Fails only when the model's own template does (`template::render_marked`).
+    pub fn chat(
+        family: Family,
+        messages: &[Message],
+        max_tokens: u32,
+        sampling: Sampling,
+    ) -> anyhow::Result<Self> {
+        let rendered = template::render_marked(family, messages)?;
+        Ok(GenRequest {
             markers: rendered.markers,
             ..Self::in_turn(family, rendered.text, max_tokens, sampling)
-        }
+        })
     }
 }
 
@@ -158,6 +164,9 @@ pub struct BackendInfo {
     /// Most tokens in one decode call.
     #[serde(default)]
     pub n_batch: u32,
+    /// The model's own chat template, when it renders the prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_template: Option<crate::harness::chat_template::TemplateInfo>,
     /// The server's base URL, for a backend that sends its prompts to one (`openai`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
@@ -299,8 +308,12 @@ impl LendsBackend for Box<dyn Backend + Send> {
 }
 
 impl<B: LendsBackend> Backend for WithFamily<B> {
+    /// Asked for the model's own template, the one the wrapped backend loaded, if it did.
     fn family(&self) -> Family {
-        self.family
+        match (self.family, self.inner.backend().family()) {
+            (Family::OWN, own @ Family::Own(_)) => own,
+            (family, _) => family,
+        }
     }
 
     fn info(&self) -> BackendInfo {

@@ -145,6 +145,10 @@ impl OpenAiBackend {
         backend.llama_cpp = chosen.and_then(|m| m["owned_by"].as_str()) == Some("llamacpp");
         let name = backend.model.clone().unwrap_or_default();
         backend.family = match options.family {
+            Some(Family::Own(_)) => bail!(
+                "--endpoint {}: --family own renders with the model file's chat template, which this backend does not load; pick gemma, chatml, llama3 or transcript",
+                options.endpoint
+            ),
             Some(family) => family,
             None => backend.detect_family(&name).ok_or_else(|| {
                 anyhow!(

@@ -26,7 +26,7 @@ pub struct OfferedTool {
 }
 
 /// The grammar for calls in `format` to `tools`, or `None` for a format without one (the Python
-/// list of BFCL) or when nothing is offered.
+/// list of BFCL and the model-native syntaxes) or when nothing is offered.
 pub fn for_calls(format: CallFormat, tools: &[OfferedTool]) -> Option<CallGrammar> {
     if tools.is_empty() {
         return None;
@@ -34,7 +34,10 @@ pub fn for_calls(format: CallFormat, tools: &[OfferedTool]) -> Option<CallGramma
     match format {
         CallFormat::Markup => Some(markup(tools)),
         CallFormat::JsonTag => Some(json_tag(tools)),
-        CallFormat::PythonList => None,
+        CallFormat::PythonList
+        | CallFormat::LlamaJson
+        | CallFormat::Mistral
+        | CallFormat::ToolCode => None,
     }
 }
 

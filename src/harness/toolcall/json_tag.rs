@@ -36,6 +36,17 @@ fn read_tool_call_body(_opener: &Captures, body: &str, _end: BodyEnd) -> Result<
     // JSON object lacks nothing but its closer.
     let value: Value =
         serde_json::from_str(body.trim()).map_err(|error| format!("invalid JSON ({error})"))?;
+    let (name, arguments) = call_from_json(value)?;
+    Ok(BodyCall {
+        name,
+        arguments,
+        missing_inner_closers: String::new(),
+    })
+}
+
+/// A call written as one JSON object, `{"name": …, "arguments": {…}}`: its name and
+/// arguments. Other keys (`"type"`, `"id"`) are ignored.
+pub(crate) fn call_from_json(value: Value) -> Result<(String, Map<String, Value>), String> {
     let Value::Object(mut call) = value else {
         return Err("the JSON must be one object with \"name\" and \"arguments\"".to_string());
     };
@@ -55,11 +66,14 @@ fn read_tool_call_body(_opener: &Captures, body: &str, _end: BodyEnd) -> Result<
             )
         }
     };
-    Ok(BodyCall {
-        name,
-        arguments,
-        missing_inner_closers: String::new(),
-    })
+    Ok((name, arguments))
+}
+
+/// The JSON value that starts at byte `at` of `text`, and the byte where it ends.
+pub(crate) fn json_value_at(text: &str, at: usize) -> Option<(Value, usize)> {
+    let mut values = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+    let value = values.next()?.ok()?;
+    Some((value, at + values.byte_offset()))
 }
 
 fn arguments_object(arguments: Value) -> Result<Map<String, Value>, String> {

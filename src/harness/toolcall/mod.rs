@@ -13,9 +13,24 @@ pub enum CallFormat {
     JsonTag,
     /// `[f(a=1, b="x"), g()]`
     PythonList,
+    /// `{"name": …, "parameters": {…}}`, perhaps after `<|python_tag|>` (Llama 3.1 and 3.2)
+    LlamaJson,
+    /// `[TOOL_CALLS][{"name": …, "arguments": {…}}]` or `[TOOL_CALLS]name[ARGS]{…}` (Mistral)
+    Mistral,
+    /// ```` ```tool_code ```` blocks of Python calls (Gemma)
+    ToolCode,
 }
 
 impl CallFormat {
+    pub const ALL: [CallFormat; 6] = [
+        CallFormat::Markup,
+        CallFormat::JsonTag,
+        CallFormat::PythonList,
+        CallFormat::LlamaJson,
+        CallFormat::Mistral,
+        CallFormat::ToolCode,
+    ];
+
     /// The text every call of this format opens with: a reply that does not begin with it
     /// makes no call in its first words.
     pub fn opener(self) -> &'static str {
@@ -23,6 +38,29 @@ impl CallFormat {
             CallFormat::Markup => "<function=",
             CallFormat::JsonTag => "<tool_call>",
             CallFormat::PythonList => "[",
+            CallFormat::LlamaJson => "{",
+            CallFormat::Mistral => mistral::TOOL_CALLS,
+            CallFormat::ToolCode => "```tool_code",
+        }
+    }
+
+    /// The syntax a chat template writes an assistant's calls in, when it shows one.
+    pub fn from_template(template: &str) -> Option<CallFormat> {
+        let shows = |marker: &str| template.contains(marker);
+        if shows(mistral::TOOL_CALLS) {
+            Some(CallFormat::Mistral)
+        } else if shows("<tool_call>") {
+            Some(CallFormat::JsonTag)
+        } else if shows(llama_json::PYTHON_TAG)
+            || (shows("<|start_header_id|>") && shows("\"parameters\""))
+        {
+            Some(CallFormat::LlamaJson)
+        } else if shows("tool_code") {
+            Some(CallFormat::ToolCode)
+        } else if shows("<function=") {
+            Some(CallFormat::Markup)
+        } else {
+            None
         }
     }
 }
@@ -67,18 +105,32 @@ pub mod coerce;
 pub mod describe;
 pub mod grammar;
 pub mod json_tag;
+pub mod llama_json;
 pub mod markup;
+pub mod mistral;
 pub mod python_list;
 pub mod render;
 pub mod repair;
+pub mod think;
+pub mod tool_code;
 
-/// Reads the calls in a model reply written in `format`, after removing code
-/// fences that wrap a call.
+/// Reads the calls in a model reply written in `format`, after removing its thinking
+/// (`think`) and the code fences that wrap a call.
 pub fn parse(format: CallFormat, text: &str) -> ParseOutcome {
+    match think::strip_thinking(text) {
+        Some(thought_out) => parse_answer(format, &thought_out),
+        None => parse_answer(format, text),
+    }
+}
+
+fn parse_answer(format: CallFormat, text: &str) -> ParseOutcome {
     let parse_unfenced = |text: &str| match format {
         CallFormat::Markup => markup::parse(text),
         CallFormat::JsonTag => json_tag::parse(text),
         CallFormat::PythonList => python_list::parse(text),
+        CallFormat::LlamaJson => llama_json::parse(text),
+        CallFormat::Mistral => mistral::parse(text),
+        CallFormat::ToolCode => tool_code::parse(text),
     };
     let (unfenced, fence_repairs) = repair::strip_call_fences(text, &parse_unfenced);
     if fence_repairs.is_empty() {

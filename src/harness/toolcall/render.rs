@@ -28,14 +28,23 @@ pub fn render_call(format: CallFormat, name: &str, args: &Map<String, Value>) ->
             let call = json!({"name": name, "arguments": args});
             format!("<tool_call>\n{}\n</tool_call>", spaced_json(&call))
         }
-        CallFormat::PythonList => {
-            let keywords: Vec<String> = args
-                .iter()
-                .map(|(key, value)| format!("{key}={}", python_literal(value)))
-                .collect();
-            format!("[{name}({})]", keywords.join(", "))
+        CallFormat::PythonList => format!("[{}]", python_call(name, args)),
+        CallFormat::LlamaJson => spaced_json(&json!({"name": name, "parameters": args})),
+        CallFormat::Mistral => {
+            let call = json!([{"name": name, "arguments": args}]);
+            format!("[TOOL_CALLS]{}", spaced_json(&call))
         }
+        CallFormat::ToolCode => format!("```tool_code\n{}\n```", python_call(name, args)),
     }
+}
+
+/// `name(key=value, …)` with Python literals.
+fn python_call(name: &str, args: &Map<String, Value>) -> String {
+    let keywords: Vec<String> = args
+        .iter()
+        .map(|(key, value)| format!("{key}={}", python_literal(value)))
+        .collect();
+    format!("{name}({})", keywords.join(", "))
 }
 
 /// A tool call shown to the model as the syntax's example: a real tool with real values.
@@ -62,6 +71,15 @@ pub fn format_instructions(format: CallFormat, shown: &ShownCall) -> String {
             "To call tools, write a list of calls in Python syntax, arguments by keyword \
              (strings in double quotes; True, False and None as in Python)"
         }
+        CallFormat::LlamaJson => {
+            "To call a tool, write one JSON object with its name and its parameters"
+        }
+        CallFormat::Mistral => {
+            "To call tools, write [TOOL_CALLS] and then a JSON list of objects, each with a tool's name and arguments"
+        }
+        CallFormat::ToolCode => {
+            "To call a tool, write the call in Python syntax, arguments by keyword, in a tool_code block"
+        }
     };
     let example = match &shown.arguments {
         Some(arguments) => format!(
@@ -75,12 +93,15 @@ pub fn format_instructions(format: CallFormat, shown: &ShownCall) -> String {
         ),
     };
     let several = match format {
-        CallFormat::PythonList => "Put several calls in the same list.",
+        CallFormat::PythonList | CallFormat::Mistral => "Put several calls in the same list.",
+        CallFormat::ToolCode => "For several calls, write one a line in the same block.",
         _ => "For several calls, write one after another.",
     };
-    format!(
-        "{shape}{example}\n{several} Write calls as plain text, not in a code block; their results come back to you before you answer."
-    )
+    let results = match format {
+        CallFormat::ToolCode => "Their results come back to you before you answer.",
+        _ => "Write calls as plain text, not in a code block; their results come back to you before you answer.",
+    };
+    format!("{shape}{example}\n{several} {results}")
 }
 
 /// The shape of a call to `tool` in words, with its real tag and argument names and no value
@@ -111,6 +132,33 @@ pub fn spelled_out_call(format: CallFormat, tool: &str, parameters: &[String]) -
                     quoted.join(", ")
                 )
             }
+        }
+        CallFormat::LlamaJson => {
+            if quoted.is_empty() {
+                format!("a call to {tool} is {{\"name\": \"{tool}\", \"parameters\": {{}}}}")
+            } else {
+                format!(
+                    "a call to {tool} has \"name\": \"{tool}\" and its \"parameters\" object holds {} with their values",
+                    quoted.join(", ")
+                )
+            }
+        }
+        CallFormat::Mistral => {
+            if quoted.is_empty() {
+                format!("a call to {tool} is [TOOL_CALLS][{{\"name\": \"{tool}\", \"arguments\": {{}}}}]")
+            } else {
+                format!(
+                    "a call to {tool} is [TOOL_CALLS] then a list holding an object with \"name\": \"{tool}\" and an \"arguments\" object that holds {} with their values",
+                    quoted.join(", ")
+                )
+            }
+        }
+        CallFormat::ToolCode => {
+            let keywords: Vec<String> = parameters.iter().map(|p| format!("{p}=")).collect();
+            format!(
+                "a call to {tool} is {tool}( with {} each followed by its value, then ), in a block that opens with ```tool_code and closes with ```",
+                keywords.join(", ")
+            )
         }
         CallFormat::PythonList => {
             if parameters.is_empty() {
@@ -352,11 +400,7 @@ mod tests {
 
     #[test]
     fn no_instruction_holds_a_placeholder() {
-        for format in [
-            CallFormat::Markup,
-            CallFormat::JsonTag,
-            CallFormat::PythonList,
-        ] {
+        for format in CallFormat::ALL {
             for arguments in [None, Some(args(json!({"location": "Graz"})))] {
                 let shown = ShownCall {
                     tool: "weather_lookup",

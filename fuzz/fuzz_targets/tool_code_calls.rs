@@ -1,0 +1,10 @@
+//! Gemma's `tool_code` blocks, with `<think>` blocks, on any text a model could write.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|text: &str| {
+    let _ = skilleval::harness::toolcall::tool_code::parse(text);
+    let _ = skilleval::harness::toolcall::parse(
+        skilleval::harness::toolcall::CallFormat::ToolCode,
+        text,
+    );
+});
