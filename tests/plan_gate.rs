@@ -216,6 +216,10 @@ fn plan_names_exactly_the_checks_the_diff_needs() {
         plan["base_how"].as_str().unwrap().contains("main"),
         "{plan:#}"
     );
+    // Naming the branch the PR goes into plans the same change, not main's later commit.
+    let (_, named) = plan_json(dir, &["--base", "main"]);
+    assert_eq!(named["base"], plan["base"], "{named:#}");
+    assert_eq!(named["changes"], plan["changes"], "{named:#}");
 
     let checks = plan["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 1, "one check, for weather: {plan:#}");
@@ -237,8 +241,8 @@ fn plan_names_exactly_the_checks_the_diff_needs() {
     assert_eq!(
         commands,
         [
-            "skilleval score --pack packs/weather --skills-dir \"$BASE/skills\" --variant skills/weather/SKILL.md",
-            "skilleval run --pack packs/weather --skills-dir \"$BASE/skills\" --variant skills/weather/SKILL.md",
+            "skilleval score --pack packs/weather --skills-dir \"$BASE\"/skills --variant skills/weather/SKILL.md",
+            "skilleval run --pack packs/weather --skills-dir \"$BASE\"/skills --variant skills/weather/SKILL.md",
         ]
     );
 
@@ -425,6 +429,7 @@ fn plan_run_carries_out_the_checks_and_writes_one_report() {
         .current_dir(dir)
         .output()
         .unwrap();
+    let said = String::from_utf8_lossy(&by_hand.stderr).into_owned();
     let by_hand = by_hand.status.code().unwrap();
 
     let (code, stdout, stderr) = plan_text(dir, &["--run"]);
@@ -446,7 +451,23 @@ fn plan_run_carries_out_the_checks_and_writes_one_report() {
         .collect();
     assert_eq!(files, ["report.md"], "no run folder: no model ran");
     let report = std::fs::read_to_string(prs[0].join("report.md")).unwrap();
-    let result = if by_hand == 0 { "passed" } else { "failed" };
+    // A failed command's row says why, in its own error line (else its last line on stderr).
+    let lines: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let result = match (
+        by_hand,
+        lines
+            .iter()
+            .rfind(|l| l.starts_with("error"))
+            .or(lines.last()),
+    ) {
+        (0, _) => "passed".to_string(),
+        (code, Some(line)) => format!("failed (exit {code}: {line})"),
+        (code, None) => format!("failed (exit {code})"),
+    };
     assert!(
         report.contains(&format!(
             "| packs/weather | packs/weather/pack.toml | `skilleval check --pack packs/weather` | {result} |"
@@ -485,6 +506,70 @@ fn plan_run_refuses_to_run_a_refused_plan() {
     assert!(stdout.contains("refused: packs/weather"), "{stdout}");
     assert!(stderr.contains("nothing was run"), "{stderr}");
     assert!(!dir.join("output").exists());
+}
+
+/// Truth: the promise in docs/pr-gate.md that `--run` never writes into a pack or git's folder.
+/// An `--output` there is refused before anything runs, and nothing is written.
+#[test]
+fn plan_run_refuses_an_output_folder_inside_a_pack_or_git() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written", "exactly as written"),
+    );
+    commit(dir, "the PR");
+    for output in ["packs/weather/runs", ".git/runs", "out/../packs/weather"] {
+        let (code, stdout, stderr) = plan_text(
+            dir,
+            &[
+                "--run",
+                "--output",
+                output,
+                "--",
+                "--model",
+                "/nonexistent/model.gguf",
+            ],
+        );
+        assert_eq!(code, 1, "{output}: {stdout}{stderr}");
+        assert!(stderr.contains("never writes to"), "{output}: {stderr}");
+    }
+    assert!(!dir.join("packs/weather/runs").exists());
+    assert!(!dir.join(".git/runs").exists());
+    assert!(!dir.join("packs/weather/pr-").exists());
+}
+
+/// Truth: the commands' own error lines, as a person running them would read them. A command
+/// that fails is reported with its exit code and the line that says why.
+#[test]
+fn plan_run_reports_why_a_command_failed() {
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written", "exactly as written"),
+    );
+    commit(dir, "the PR");
+    let (code, stdout, stderr) = plan_text(dir, &["--run", "--", "--no-such-flag"]);
+    assert_ne!(code, 0, "{stdout}{stderr}");
+    let pr = std::fs::read_dir(dir.join("output"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let report = std::fs::read_to_string(pr.join("report.md")).unwrap();
+    assert!(
+        report.contains("| failed (exit 2: error: unexpected argument '--no-such-flag' found) |"),
+        "{report}"
+    );
+    // The child's own words still reach the terminal.
+    assert!(
+        stderr.contains("unexpected argument '--no-such-flag'"),
+        "{stderr}"
+    );
 }
 
 /// Runs `scripts/pr-gate.sh` in `dir` with this build as `skilleval` and `REPORT` at `report`.
@@ -533,10 +618,13 @@ fn the_shell_recipe_gates_a_pr() {
     let (code, said) = pr_gate(dir, &report);
     assert_eq!(code, by_hand, "{said}");
     let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("{e}: {said}"));
-    let result = if by_hand == 0 { "passed" } else { "failed" };
+    let result = match by_hand {
+        0 => "passed |".to_string(),
+        code => format!("failed (exit {code}"),
+    };
     assert!(
         text.contains(&format!(
-            "`skilleval check --pack packs/weather` | {result} |"
+            "`skilleval check --pack packs/weather` | {result}"
         )),
         "{text}"
     );
@@ -611,5 +699,65 @@ fn a_routing_pack_measures_a_skill_beside_its_own() {
             ),
         ],
         "{plan:#}"
+    );
+}
+
+/// Truth: bash itself. A skills folder whose name a PR chose spells a command substitution; the
+/// printed commands, run by bash with `skilleval` standing for a program that prints its
+/// arguments, must pass the name through as written and run nothing.
+#[test]
+fn a_path_that_spells_a_command_stays_a_word_in_the_printed_commands() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path();
+    let hostile = "sk$(touch PWNED)`touch PWNED2`ills";
+    git(dir, &["init", "-q", "-b", "main"]);
+    write(dir, &format!("{hostile}/weather/SKILL.md"), WEATHER);
+    write(
+        dir,
+        "packs/weather/pack.toml",
+        &WEATHER_PACK.replace("../../skills", &format!("../../{hostile}")),
+    );
+    write(
+        dir,
+        "packs/weather/corpus.jsonl",
+        "{\"id\": \"a1\", \"category\": \"ask\", \"prompt\": \"weather in Oslo?\", \"place\": \"Oslo\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hello\"}\n",
+    );
+    commit(dir, "a skills folder with an awkward name");
+    git(dir, &["checkout", "-q", "-b", "pr"]);
+    write(
+        dir,
+        &format!("{hostile}/weather/SKILL.md"),
+        &WEATHER.replace("as written", "exactly as the user wrote it"),
+    );
+    commit(dir, "reword");
+    let (_, plan) = plan_json(dir, &[]);
+    let commands: Vec<String> = plan["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["commands"].as_array().unwrap().clone())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert!(!commands.is_empty(), "{plan:#}");
+    let script = format!(
+        "skilleval() {{ printf '%s\\n' \"$@\"; }}\nBASE=/base\n{}\n",
+        commands.join("\n")
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.join("PWNED").exists() && !dir.join("PWNED2").exists());
+    let words = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        words.lines().any(|w| w == format!("/base/{hostile}")),
+        "{words}"
     );
 }

@@ -98,7 +98,18 @@ impl Drop for TempFolder {
 
 fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
     let program = std::env::current_exe().map_err(|e| anyhow!("cannot find skilleval: {e}"))?;
-    let output = plan.root.join(&args.output);
+    let output = lexical(&plan.root.join(&args.output));
+    // Run folders belong in an output folder, never in git's own or in a pack the plan reads.
+    let forbidden =
+        std::iter::once(".git".to_string()).chain(plan.checks.iter().map(|c| c.pack.clone()));
+    for dir in forbidden {
+        if output.starts_with(lexical(&plan.root.join(&dir))) {
+            anyhow::bail!(
+                "--output {}: inside {dir}, which `plan --run` never writes to; give a folder of its own",
+                args.output.display()
+            );
+        }
+    }
     let short = &plan.base[..plan.base.len().min(12)];
     let pr_dir = output.join(format!("pr-{short}"));
     std::fs::create_dir_all(&pr_dir).map_err(|e| anyhow!("{}: {e}", pr_dir.display()))?;
@@ -134,11 +145,17 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
                 .replace(&base_text, "$BASE")
                 .replace(&root_prefix, "");
             crate::outln!("plan --run: {shown}");
-            let status = std::process::Command::new(&program)
+            let mut child = std::process::Command::new(&program)
                 .args(&argv)
                 .current_dir(&plan.root)
-                .status()
+                .stderr(std::process::Stdio::piped())
+                .spawn()
                 .map_err(|e| anyhow!("cannot start {}: {e}", program.display()))?;
+            // Its stderr is passed on as it comes, and its last line kept for the report.
+            let last_error_line = child.stderr.take().and_then(pass_on_keeping_last_line);
+            let status = child
+                .wait()
+                .map_err(|e| anyhow!("{}: {e}", program.display()))?;
             let run_folder = writes_run.then(|| newest_run(&run_root)).flatten();
             let report = run_folder
                 .as_ref()
@@ -149,6 +166,7 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
                 exit: status.code(),
                 run_folder,
                 report,
+                last_error_line,
             });
         }
     }
@@ -168,6 +186,37 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
     Ok(worst)
 }
 
+/// Copies a child's stderr to ours as it comes (progress lines included) and returns its last
+/// non-empty line.
+fn pass_on_keeping_last_line(mut stderr: std::process::ChildStderr) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut buffer = [0u8; 4096];
+    let mut tail: Vec<u8> = Vec::new();
+    loop {
+        let n = match stderr.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let _ = std::io::stderr().write_all(&buffer[..n]);
+        tail.extend_from_slice(&buffer[..n]);
+        if tail.len() > 16_384 {
+            tail.drain(..tail.len() - 8_192);
+        }
+    }
+    // The error line, where the command wrote one, else its last line.
+    let text = String::from_utf8_lossy(&tail);
+    let lines: Vec<&str> = text
+        .split(['\r', '\n'])
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    lines
+        .iter()
+        .rfind(|l| l.starts_with("error"))
+        .or(lines.last())
+        .map(|l| l.to_string())
+}
+
 /// The run folder a command wrote under `root` (the newest, should there be several).
 fn newest_run(root: &Path) -> Option<PathBuf> {
     std::fs::read_dir(root)
@@ -176,4 +225,19 @@ fn newest_run(root: &Path) -> Option<PathBuf> {
         .map(|e| e.path())
         .filter(|p| p.join("report.md").is_file())
         .max()
+}
+
+/// `path` with `.` and `..` taken out by its words alone, as a shell would read it.
+fn lexical(path: &std::path::Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }

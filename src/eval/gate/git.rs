@@ -49,26 +49,35 @@ pub struct Base {
     pub how: String,
 }
 
-/// `given` resolved to a commit; without it, the merge base of HEAD with the default branch
-/// (the remote's HEAD, else a local `main` or `master`). Never a guess past those.
+/// The merge base of HEAD with `given`, or without it with the default branch (the remote's
+/// HEAD, else a local `main` or `master`). Never a guess past those. A PR's change is what it
+/// made since it branched, so commits made on the base branch since then are not counted.
 pub fn base(root: &Path, given: Option<&str>) -> anyhow::Result<Base> {
-    if let Some(rev) = given {
-        let commit = git_line(
-            root,
-            &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
+    let (branch, how) = match given {
+        Some(rev) => {
+            git_line(
+                root,
+                &["rev-parse", "--verify", &format!("{rev}^{{commit}}")],
+            )
+            .map_err(|e| anyhow!("--base {rev}: not a commit of this repository ({e})"))?;
+            (
+                rev.to_string(),
+                format!("merge base of HEAD and --base {rev}"),
+            )
+        }
+        None => {
+            let branch = default_branch(root)?;
+            let how = format!("merge base of HEAD and {branch}");
+            (branch, how)
+        }
+    };
+    let commit = git_line(root, &["merge-base", "HEAD", &branch]).map_err(|e| {
+        anyhow!(
+            "{e}: HEAD and {branch} share no commit here (a shallow clone? fetch more history, \
+             e.g. `git fetch --unshallow`, or name the base with --base)"
         )
-        .map_err(|e| anyhow!("--base {rev}: not a commit of this repository ({e})"))?;
-        return Ok(Base {
-            commit,
-            how: format!("--base {rev}"),
-        });
-    }
-    let branch = default_branch(root)?;
-    let commit = git_line(root, &["merge-base", "HEAD", &branch])?;
-    Ok(Base {
-        commit,
-        how: format!("merge base of HEAD and {branch}"),
-    })
+    })?;
+    Ok(Base { commit, how })
 }
 
 fn default_branch(root: &Path) -> anyhow::Result<String> {

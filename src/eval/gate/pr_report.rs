@@ -20,15 +20,20 @@ pub struct Outcome {
     pub run_folder: Option<PathBuf>,
     /// That folder's `report.md`.
     pub report: Option<String>,
+    /// The last line the command wrote on stderr: why it failed, when it did.
+    pub last_error_line: Option<String>,
 }
 
-fn verdict(exit: Option<i32>) -> &'static str {
-    match exit {
-        Some(0) => "passed",
-        Some(3) => "worse (--fail-on worse)",
-        Some(4) => "no skill effect (--fail-on no-skill-effect)",
-        Some(_) => "failed",
-        None => "ended by a signal",
+fn verdict(o: &Outcome) -> String {
+    match o.exit {
+        Some(0) => "passed".into(),
+        Some(3) => "worse (--fail-on worse)".into(),
+        Some(4) => "no skill effect (--fail-on no-skill-effect)".into(),
+        Some(code) => match &o.last_error_line {
+            Some(line) => format!("failed (exit {code}: {})", line.replace('|', "\\|")),
+            None => format!("failed (exit {code})"),
+        },
+        None => "ended by a signal".into(),
     }
 }
 
@@ -56,7 +61,7 @@ pub fn render(plan: &Plan, outcomes: &[Outcome]) -> String {
                 check.pack,
                 check.provenance,
                 o.command.replace('|', "\\|"),
-                verdict(o.exit)
+                verdict(o)
             );
         }
         out.push('\n');

@@ -62,7 +62,8 @@ pub fn argv(check: &Check, skills_dir: &str) -> Vec<Vec<String>> {
 /// The commands that carry `check` out, `skills_dir` being the pack's skills tree.
 pub fn commands(check: &Check, skills_dir: &str) -> Vec<String> {
     let pack = quoted(&check.pack);
-    let base_tree = format!("\"$BASE/{}\"", skills_dir.replace('"', "\\\""));
+    // `$BASE` is expanded by the shell; the path after it, which a PR names, is quoted whole.
+    let base_tree = format!("\"$BASE\"/{}", quoted(skills_dir));
     match check.kind {
         CheckKind::MeasureWording => {
             let variant = check
