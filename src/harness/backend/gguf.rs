@@ -66,6 +66,13 @@ impl<R: Read> Reader<R> {
     }
     /// Skips a value of GGUF type `kind`, or returns it when it is a string.
     fn value(&mut self, kind: u32) -> std::io::Result<Option<String>> {
+        self.nested_value(kind, 0)
+    }
+
+    /// Arrays of arrays are read to a small depth: a file that nests them deeper is corrupt or
+    /// hostile, and reading it by recursion would overflow the stack.
+    fn nested_value(&mut self, kind: u32, depth: usize) -> std::io::Result<Option<String>> {
+        const DEEPEST: usize = 8;
         let fixed = |k: u32| match k {
             0 | 1 | 7 => Some(1u64),
             2 | 3 => Some(2),
@@ -80,9 +87,15 @@ impl<R: Read> Reader<R> {
                 let count = self.u64()?;
                 match fixed(item) {
                     Some(size) => self.skip(size.saturating_mul(count))?,
+                    None if item == 9 && depth >= DEEPEST => {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!("arrays nested more than {DEEPEST} deep"),
+                        ));
+                    }
                     None => {
                         for _ in 0..count {
-                            self.value(item)?;
+                            self.nested_value(item, depth + 1)?;
                         }
                     }
                 }
@@ -171,4 +184,36 @@ pub fn read_metadata(path: &Path) -> anyhow::Result<GgufMetadata> {
         }
         _ => anyhow!("{shown}: corrupt GGUF metadata: {e}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Truth: the GGUF layout (magic, version, counts, then key, type, value). A key whose
+    /// value nests arrays 200,000 deep is refused in one line, not by a stack overflow.
+    #[test]
+    fn arrays_nested_without_end_are_refused_not_recursed_into() {
+        let mut bytes = b"GGUF".to_vec();
+        bytes.extend(3u32.to_le_bytes());
+        bytes.extend(0u64.to_le_bytes());
+        bytes.extend(1u64.to_le_bytes());
+        bytes.extend(1u64.to_le_bytes());
+        bytes.push(b'x');
+        bytes.extend(9u32.to_le_bytes());
+        for _ in 0..200_000 {
+            bytes.extend(9u32.to_le_bytes());
+            bytes.extend(1u64.to_le_bytes());
+        }
+        bytes.extend(4u32.to_le_bytes());
+        bytes.extend(0u64.to_le_bytes());
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deep.gguf");
+        std::fs::write(&path, bytes).unwrap();
+        let error = read_metadata(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("corrupt GGUF metadata") && error.contains("nested"),
+            "{error}"
+        );
+    }
 }
