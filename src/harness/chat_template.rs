@@ -90,23 +90,40 @@ impl ChatTemplate {
     /// refused before the model loads: a plain exchange, then one with a tool's result, in a
     /// `tool` turn if the template takes one, else in a user turn.
     pub fn settle(&mut self) -> anyhow::Result<()> {
-        self.render(&[("system", "s"), ("user", "u")])?;
+        // Probe texts a template cannot hold by chance: a template that leaves the user's
+        // message or a tool's result out of the prompt would measure nothing, silently.
+        const USER: &str = "user-probe-5c1e";
+        const RESULT: &str = "result-probe-5c1e";
+        let (plain, _) = self.render(&[("system", "s"), ("user", USER)])?;
+        if !plain.contains(USER) {
+            anyhow::bail!(
+                "{}: the template does not write the user's message into the prompt",
+                self.origin
+            );
+        }
         let with_result = [
             ("system", "s"),
-            ("user", "u"),
+            ("user", USER),
             ("assistant", "a"),
-            ("tool", "t"),
+            ("tool", RESULT),
         ];
+        let shows = |rendered: &anyhow::Result<(String, Vec<(usize, usize)>)>| matches!(rendered, Ok((text, _)) if text.contains(RESULT));
+        self.tool_results_as_user = false;
         let as_tool = self.render(&with_result);
-        self.tool_results_as_user = true;
-        match (&as_tool, self.render(&with_result)) {
-            (Ok(_), _) => self.tool_results_as_user = false,
-            (Err(_), Ok(_)) => {}
-            (Err(e), Err(_)) => {
-                anyhow::bail!("{e} (on a tool's result, in a tool turn and in a user turn)")
-            }
+        if shows(&as_tool) {
+            return Ok(());
         }
-        Ok(())
+        self.tool_results_as_user = true;
+        if shows(&self.render(&with_result)) {
+            return Ok(());
+        }
+        match as_tool {
+            Err(e) => anyhow::bail!("{e} (on a tool's result, in a tool turn and in a user turn)"),
+            Ok(_) => anyhow::bail!(
+                "{}: the template leaves a tool's result out of the prompt, in a tool turn and in a user turn",
+                self.origin
+            ),
+        }
     }
 
     pub fn tool_results_as_user(&self) -> bool {
@@ -478,5 +495,29 @@ mod tests {
             error.contains("Conversation roles must alternate"),
             "{error}"
         );
+    }
+
+    /// Truth: a person's reading of each template — an empty template, one that writes a fixed
+    /// text, and one that writes only the first two messages would each send every unit a prompt without the
+    /// user's words or the tool's result; each is refused when the model loads, naming the file.
+    #[test]
+    fn a_template_that_drops_the_user_or_the_result_is_refused() {
+        for (source, says) in [
+            ("", "user's message"),
+            ("The weather is nice.", "user's message"),
+            (
+                "{% for m in messages[:2] %}{{ m.content }}{% endfor %}",
+                "tool's result",
+            ),
+        ] {
+            let mut template =
+                ChatTemplate::new(source, "m.gguf: tokenizer.chat_template", "", "", 0).unwrap();
+            let error = template.settle().unwrap_err().to_string();
+            assert!(
+                error.starts_with("m.gguf: tokenizer.chat_template"),
+                "{error}"
+            );
+            assert!(error.contains(says), "{source:?}: {error}");
+        }
     }
 }

@@ -36,7 +36,8 @@ impl TryFrom<String> for Family {
     type Error = String;
     fn try_from(name: String) -> Result<Family, String> {
         match name.as_str() {
-            "chat_ml" => Ok(Family::ChatMl),
+            // Both spellings, as `--family` takes them: one format, never refused by the other.
+            "chat_ml" | "chatml" => Ok(Family::ChatMl),
             "gemma" | "llama3" | "transcript" | "own" => Ok(Family::parse(&name).expect("a name")),
             _ => Err(format!(
                 "unknown chat format {name:?}: use gemma, chat_ml, llama3, transcript or own"
@@ -78,7 +79,7 @@ impl Family {
     pub fn parse(name: &str) -> Option<Family> {
         match name.to_ascii_lowercase().as_str() {
             "gemma" => Some(Family::Gemma),
-            "chatml" | "qwen" => Some(Family::ChatMl),
+            "chatml" | "chat_ml" | "qwen" => Some(Family::ChatMl),
             "llama3" | "llama-3" => Some(Family::Llama3),
             "transcript" | "plain" => Some(Family::Transcript),
             "own" => Some(Family::OWN),
@@ -591,7 +592,12 @@ mod tests {
             serde_json::from_value::<Family>(json!("own")).unwrap(),
             Family::OWN
         );
-        assert!(serde_json::from_value::<Family>(json!("chatml")).is_err());
+        assert_eq!(
+            serde_json::from_value::<Family>(json!("chatml")).unwrap(),
+            Family::ChatMl
+        );
+        assert_eq!(Family::parse("chat_ml"), Some(Family::ChatMl));
+        assert!(serde_json::from_value::<Family>(json!("chatm")).is_err());
         let error = super::render(Family::OWN, &[Message::user("hi")]).unwrap_err();
         assert!(
             error.to_string().contains("no chat template is loaded"),
