@@ -49,3 +49,18 @@ fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
     let fixture = call["meta"]["fixture"].as_str().unwrap_or_default();
     assert!(fixture.contains("fixtures/weather/berlin"), "{call}");
 }
+
+/// Truth: the transcript's own stop. A chat whose loop stopped on an error (here a prompt longer
+/// than the context) shows the transcript and exits 1, so a script never reads it as a reply.
+#[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
+fn a_chat_that_stops_on_an_error_exits_non_zero() {
+    common::model::model_path();
+    let long = "tide ".repeat(400);
+    let output = common::cli::skilleval(&[
+        "chat", "--pack", "weather", "--ctx", "256", "--prompt", &long,
+    ]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("stop: error"), "{stdout}");
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+}

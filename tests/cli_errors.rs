@@ -95,3 +95,25 @@ fn minimal_gguf(architecture: &str, name: &str) -> Vec<u8> {
     }
     out
 }
+
+/// A context smaller than one prefill chunk made llama.cpp abort on an assertion (its batch is
+/// cut to the context); it is refused by the argument parser, naming the flag, before any load.
+#[test]
+fn a_context_smaller_than_a_prefill_chunk_is_refused_by_name() {
+    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args([
+            "generate",
+            "--prompt",
+            "hi",
+            "--ctx",
+            "32",
+            "--model",
+            "/nonexistent.gguf",
+        ])
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--ctx"), "{stderr}");
+    assert!(!stderr.contains("nonexistent"), "{stderr}");
+}

@@ -26,8 +26,9 @@ pub struct ModelArgs {
     /// gemma, chatml, llama3 or transcript
     #[arg(long, value_parser = parse_family)]
     pub family: Option<Family>,
-    /// Context length in tokens
-    #[arg(long, default_value_t = DEFAULT_CTX, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Context length in tokens (at least 256: llama.cpp's batch is cut to the context, and a
+    /// prompt is prefilled in chunks of 256)
+    #[arg(long, default_value_t = DEFAULT_CTX, value_parser = clap::value_parser!(u32).range(256..))]
     pub ctx: u32,
     /// CPU threads (default: one per core)
     #[arg(long, default_value_t = 0)]

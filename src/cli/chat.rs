@@ -23,7 +23,7 @@ use crate::harness::backend::{Backend, Sampling, WithFamily};
 use crate::harness::skills::SkillTree;
 use crate::harness::template::Message;
 use crate::harness::tools::{Registry, ToolOutput};
-use crate::harness::transcript::render_readable;
+use crate::harness::transcript::{render_readable, StopReason};
 use crate::tools::weather;
 
 const EXAMPLES: &str = "Examples:
@@ -161,7 +161,11 @@ pub fn run(args: ChatArgs) -> anyhow::Result<u8> {
     } else {
         crate::out!("{}", render_readable(&transcript));
     }
-    Ok(0)
+    // The transcript is shown either way; a loop that failed is not a success to a script.
+    Ok(match transcript.stop {
+        StopReason::Error(_) => 1,
+        _ => 0,
+    })
 }
 
 /// The typed tools the skills grant, answered live when `live`, else with a note saying how to
