@@ -153,7 +153,13 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
     let against = match &args.against {
         Some(run) => {
             let dir = crate::eval::record::folder::find(run, &prepared.opts.output_root)?;
-            Some(crate::eval::record::load::load(&dir)?)
+            let run = crate::eval::record::load::load(&dir)?;
+            score::agreement::same_pack_and_sampler(
+                &run,
+                &prepared.opts.pack.name,
+                prepared.sampling,
+            )?;
+            Some(run)
         }
         None => None,
     };

@@ -84,15 +84,12 @@ fn scored(kind: StepKind, steps: &[&StepScore]) -> Option<f64> {
     steps.iter().find(|s| s.kind == kind).map(|s| s.probability)
 }
 
-/// Compares the score's steps with a run's units. The run must be of the same pack, sampler and
-/// wordings (by label, arm for arm); conversations are compared on their first reply only.
-pub fn agreement(
-    steps: &[StepScore],
-    sampling: Sampling,
-    variants: &[String],
-    pack: &str,
+/// Refuses a run of another pack or sampler: checked before the model loads, and again here.
+pub fn same_pack_and_sampler(
     run: &RunRecord,
-) -> anyhow::Result<Agreement> {
+    pack: &str,
+    sampling: Sampling,
+) -> anyhow::Result<()> {
     let name = run.dir.display().to_string();
     if run.manifest.pack != pack {
         anyhow::bail!(
@@ -114,6 +111,20 @@ pub fn agreement(
             sampling.top_p
         );
     }
+    Ok(())
+}
+
+/// Compares the score's steps with a run's units. The run must be of the same pack, sampler and
+/// wordings (by label, arm for arm); conversations are compared on their first reply only.
+pub fn agreement(
+    steps: &[StepScore],
+    sampling: Sampling,
+    variants: &[String],
+    pack: &str,
+    run: &RunRecord,
+) -> anyhow::Result<Agreement> {
+    same_pack_and_sampler(run, pack, sampling)?;
+    let name = run.dir.display().to_string();
     let run_labels = run.manifest.variant_labels();
     let mut by_cell: BTreeMap<(String, Arm), Vec<&StepScore>> = BTreeMap::new();
     for step in steps {
