@@ -31,7 +31,7 @@ pub struct Margin {
 /// The default margin, chosen on neutral paraphrases of every shipped pack (docs/score.md,
 /// "Calibration").
 pub const DEFAULT_MARGIN: Margin = Margin {
-    points: 5.0,
+    points: 10.0,
     relative: 0.67,
 };
 
@@ -317,9 +317,13 @@ fn row(
     // A common step's change is called only when its whole interval lies beyond the margin: a
     // probability has no sampling noise, so a wording-wide nudge is significant however small,
     // and only the margin keeps it from a verdict. A rare step's interval is as wide as the
-    // step itself, so there the change itself must pass the relative margin.
-    let rare = rule.margin.is_rare(mean_against, mean_arm);
-    let (rose, fell) = match rare {
+    // step itself, so there the change itself must pass the relative margin. So does a change
+    // that is beyond the relative margin as well (a rate cut to a third or less, or trebled):
+    // a behaviour that vanishes (21% → 0%) is no nudge, whatever the spread of its interval.
+    let larger = mean_against.max(mean_arm);
+    let by_mean =
+        rule.margin.is_rare(mean_against, mean_arm) || mean.abs() >= rule.margin.relative * larger;
+    let (rose, fell) = match by_mean {
         true => (mean >= material, mean <= -material),
         false => (interval.low >= material, interval.high <= -material),
     };
@@ -515,14 +519,28 @@ mod tests {
 
     #[test]
     fn a_common_step_nudged_within_reach_of_the_margin_is_not_called() {
-        // Samples fall by 0 to 12 pp, 6 on the mean: the fall is certain, but its interval
-        // (about −7.4 to −4.6) reaches inside 5 pp, so no verdict. A neutral paraphrase's
-        // wording-wide nudge looks like this.
+        // Samples fall by 0 to 24 pp, 12 on the mean: the fall is certain, but its interval
+        // (about −15 to −9) reaches inside the 10 pp margin, so no verdict. A neutral
+        // paraphrase's wording-wide nudge looks like this.
         let base = around(0.5);
-        let nudge = |i: usize| [0.0, 0.12, 0.02, 0.10, 0.06][i % 5];
+        let nudge = |i: usize| [0.0, 0.24, 0.04, 0.20, 0.12][i % 5];
         let row = total(&planted(40, &base, |i| base(i) - nudge(i)));
-        assert!(row.p_adjusted < 0.05 && row.difference < -0.05, "{row:?}");
-        assert!(row.difference_high > -0.05, "{row:?}");
+        assert!(row.p_adjusted < 0.05 && row.difference < -0.10, "{row:?}");
+        assert!(row.difference_high > -0.10, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::Unclear, "{row:?}");
+    }
+
+    #[test]
+    fn a_common_step_that_vanishes_is_called_however_wide_its_interval() {
+        // 20% on average, carried by one sample in five, falls to nothing: the interval reaches
+        // inside the 10 pp margin, but a behaviour that vanishes is no nudge.
+        let base = |i: usize| if i % 5 == 4 { 1.0 } else { 0.0 };
+        let row = total(&planted(40, base, |_| 0.0));
+        assert!(row.difference_high > -0.10, "{row:?}");
+        assert_eq!(row.verdict, ScoreVerdict::Worse, "{row:?}");
+        // The same spread halved (20% → 10%) is within reach of a nudge: unclear.
+        let row = total(&planted(40, base, |i| base(i) / 2.0));
+        assert!(row.difference_high > -0.10, "{row:?}");
         assert_eq!(row.verdict, ScoreVerdict::Unclear, "{row:?}");
     }
 
@@ -635,7 +653,7 @@ mod tests {
 
     #[test]
     fn the_margin_is_points_or_a_share_of_a_rare_rate() {
-        assert!((DEFAULT_MARGIN.at(0.5, 0.4) - 0.05).abs() < 1e-12);
+        assert!((DEFAULT_MARGIN.at(0.5, 0.4) - 0.10).abs() < 1e-12);
         assert!((DEFAULT_MARGIN.at(0.029, 0.0) - 0.67 * 0.029).abs() < 1e-12);
     }
 }
