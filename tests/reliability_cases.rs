@@ -2174,7 +2174,7 @@ fn cases() -> Vec<Case> {
                 args
             },
             code: 2,
-            words: &["--ctx", "0 is not in 1..="],
+            words: &["--ctx", "0 is not in 256..="],
         },
         Case {
             name: "lint: a skill folder whose SKILL.md is a FIFO is named, not passed over",
