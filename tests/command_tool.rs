@@ -47,7 +47,7 @@ fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
     let mut opts = run_options(pack_dir, &output, 1);
     opts.record = record;
     opts.control = false;
-    opts.limit = Some(10);
+    opts.limit = Some(4);
     opts.categories = vec!["needs_train_times".into(), "no_direct_train".into()];
     opts
 }

@@ -212,7 +212,7 @@ fn planted_wordings_move_where_the_sampled_run_called_them() {
     // same way in the scored row of its step; the neutral edit must stay inside the margin.
     let names = ["b.md", "no-call.md", "drops-place.md", "reworded.md"];
     let categories = ["plain_city", "city_country", "city_us_state", "not_weather"];
-    let (summary, _) = score_weather(&names, &categories, Some(24), false);
+    let (summary, _) = score_weather(&names, &categories, Some(16), false);
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/journals/four-wordings.jsonl"),
     )
