@@ -762,6 +762,13 @@ fn a_path_that_spells_a_command_stays_a_word_in_the_printed_commands() {
     );
 }
 
+/// Merges the branch `pr` into `main`, so that the next commit on `pr` is all the PR holds.
+fn merge_into_main(dir: &Path) {
+    git(dir, &["checkout", "-q", "main"]);
+    git(dir, &["merge", "-q", "pr"]);
+    git(dir, &["checkout", "-q", "pr"]);
+}
+
 /// The plan's checks as (kind, pack) pairs, and its commands.
 fn checks_and_commands(plan: &Value) -> (Vec<(String, String)>, Vec<String>) {
     let checks = plan["checks"].as_array().unwrap();
@@ -1041,9 +1048,7 @@ fn the_provenance_line_is_the_skill_key_past_a_multi_line_description() {
     );
     write(dir, "packs/weather/pack.toml", &pack);
     commit(dir, "a longer description");
-    git(dir, &["checkout", "-q", "main"]);
-    git(dir, &["merge", "-q", "pr"]);
-    git(dir, &["checkout", "-q", "pr"]);
+    merge_into_main(dir);
     write(
         dir,
         "skills/weather/SKILL.md",
@@ -1080,9 +1085,7 @@ fn a_tool_data_file_change_plans_a_recording() {
     write(dir, "packs/notes/data/store/notes.json", "[]\n");
     write(dir, "packs/notes/data/prices.csv", "milk,1\n");
     commit(dir, "the notes tool reads its data");
-    git(dir, &["checkout", "-q", "main"]);
-    git(dir, &["merge", "-q", "pr"]);
-    git(dir, &["checkout", "-q", "pr"]);
+    merge_into_main(dir);
     for (file, text) in [
         ("packs/notes/data/store/notes.json", "[\"buy milk\"]\n"),
         ("packs/notes/data/prices.csv", "milk,2\n"),
@@ -1098,8 +1101,6 @@ fn a_tool_data_file_change_plans_a_recording() {
             [("record".to_string(), "packs/notes".to_string())],
             "{plan:#}"
         );
-        git(dir, &["checkout", "-q", "main"]);
-        git(dir, &["merge", "-q", "pr"]);
-        git(dir, &["checkout", "-q", "pr"]);
+        merge_into_main(dir);
     }
 }

@@ -528,14 +528,7 @@ mod tests {
                 "tool's result",
             ),
         ] {
-            let mut template =
-                ChatTemplate::new(source, "m.gguf: tokenizer.chat_template", "", "", 0).unwrap();
-            let error = template.settle().unwrap_err().to_string();
-            assert!(
-                error.starts_with("m.gguf: tokenizer.chat_template"),
-                "{error}"
-            );
-            assert!(error.contains(says), "{source:?}: {error}");
+            assert_refused_at_load(source, says);
         }
     }
 
@@ -563,14 +556,20 @@ mod tests {
                 "fuel",
             ),
         ] {
-            let mut template =
-                ChatTemplate::new(source, "m.gguf: tokenizer.chat_template", "", "", 0).unwrap();
-            let error = template.settle().unwrap_err().to_string();
-            assert!(
-                error.starts_with("m.gguf: tokenizer.chat_template"),
-                "{error}"
-            );
-            assert!(error.contains(says), "{source:?}: {error}");
+            assert_refused_at_load(source, says);
         }
+    }
+
+    /// `source` is refused when the model loads, in an error naming the file and the field
+    /// and holding `says`.
+    fn assert_refused_at_load(source: &str, says: &str) {
+        let mut template =
+            ChatTemplate::new(source, "m.gguf: tokenizer.chat_template", "", "", 0).unwrap();
+        let error = template.settle().unwrap_err().to_string();
+        assert!(
+            error.starts_with("m.gguf: tokenizer.chat_template"),
+            "{error}"
+        );
+        assert!(error.contains(says), "{source:?}: {error}");
     }
 }
