@@ -10,5 +10,9 @@ pub mod harness;
 pub mod model_path;
 pub mod tools;
 
+/// Counts what a capped thread holds (`base::memory_cap`); the system allocator otherwise.
+#[global_allocator]
+static ALLOCATOR: base::memory_cap::CappedAlloc = base::memory_cap::CappedAlloc;
+
 /// The llama.cpp binding this build links (pinned in Cargo.toml), for manifests.
 pub const LLAMA_CPP_2_VERSION: &str = "0.1.160";

@@ -761,3 +761,346 @@ fn a_path_that_spells_a_command_stays_a_word_in_the_printed_commands() {
         "{words}"
     );
 }
+
+/// Merges the branch `pr` into `main`, so that the next commit on `pr` is all the PR holds.
+fn merge_into_main(dir: &Path) {
+    git(dir, &["checkout", "-q", "main"]);
+    git(dir, &["merge", "-q", "pr"]);
+    git(dir, &["checkout", "-q", "pr"]);
+}
+
+/// The plan's checks as (kind, pack) pairs, and its commands.
+fn checks_and_commands(plan: &Value) -> (Vec<(String, String)>, Vec<String>) {
+    let checks = plan["checks"].as_array().unwrap();
+    let kinds = checks
+        .iter()
+        .map(|c| {
+            (
+                c["kind"].as_str().unwrap().to_string(),
+                c["pack"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let commands = checks
+        .iter()
+        .flat_map(|c| c["commands"].as_array().unwrap().clone())
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    (kinds, commands)
+}
+
+/// A person's reading: a PR that removes skill `todo` (no pack measures it) has no wording left
+/// to measure: its `SKILL.md` is said to be removed, and nothing is planned. Removing `weather`,
+/// which a pack still names, leaves that pack unable to load: refused, exit 1. Removed with its
+/// pack, the skill is said to be removed and the plan passes.
+#[test]
+fn a_removed_skill_is_said_to_be_removed() {
+    let temp = repository();
+    let dir = temp.path();
+    git(dir, &["rm", "-rq", "skills/todo"]);
+    commit(dir, "remove todo");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert_eq!(change(&plan, "skills/todo/SKILL.md")["need"], "removed");
+    assert_eq!(plan["checks"], serde_json::json!([]), "{plan:#}");
+    let (_, text, _) = plan_text(dir, &[]);
+    assert!(
+        text.contains("skills/todo/SKILL.md (skill `todo`): removed — "),
+        "{text}"
+    );
+
+    git(dir, &["rm", "-rq", "skills/weather"]);
+    commit(dir, "remove weather");
+    let (code, plan) = plan_json(dir, &[]);
+    assert_eq!(code, 1, "{plan:#}");
+    assert_eq!(change(&plan, "skills/weather/SKILL.md")["need"], "removed");
+    assert_eq!(plan["checks"], serde_json::json!([]), "{plan:#}");
+    let refused = plan["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{plan:#}");
+    assert_eq!(refused[0]["pack"], "packs/weather");
+    assert!(
+        refused[0]["why"].as_str().unwrap().contains("removes"),
+        "{plan:#}"
+    );
+
+    git(dir, &["rm", "-rq", "packs/weather"]);
+    commit(dir, "remove its pack too");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert_eq!(change(&plan, "skills/weather/SKILL.md")["need"], "removed");
+    assert!(plan["refused"].as_array().unwrap().is_empty(), "{plan:#}");
+}
+
+/// A person's reading: renaming skill `weather`'s folder (the skill keeps its name) and
+/// rewording its body plans the pack's check of the skill at its new path, compared with the
+/// old wording at the old path as the base; the old path is said to have moved. A rename alone
+/// plans nothing: the model reads nothing new.
+#[test]
+fn a_renamed_skill_folder_is_planned_at_its_new_path() {
+    let temp = repository();
+    let dir = temp.path();
+    git(dir, &["mv", "skills/weather", "skills/forecast"]);
+    commit(dir, "rename the folder");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert_eq!(plan["checks"], serde_json::json!([]), "{plan:#}");
+    let moved = change(&plan, "skills/forecast/SKILL.md");
+    assert_eq!(moved["from"], "skills/weather/SKILL.md", "{plan:#}");
+    assert_eq!(moved["need"], "nothing", "{plan:#}");
+    assert_eq!(change(&plan, "skills/weather/SKILL.md")["need"], "moved");
+
+    write(
+        dir,
+        "skills/forecast/SKILL.md",
+        &WEATHER.replace("as written.", "as written, never guessed."),
+    );
+    commit(dir, "reword");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    let renamed = change(&plan, "skills/forecast/SKILL.md");
+    assert_eq!(renamed["need"], "measure", "{plan:#}");
+    assert_eq!(renamed["parts"], serde_json::json!(["body"]), "{plan:#}");
+    let (kinds, commands) = checks_and_commands(&plan);
+    assert_eq!(
+        kinds,
+        [("measure_wording".to_string(), "packs/weather".to_string())],
+        "{plan:#}"
+    );
+    assert_eq!(
+        commands,
+        [
+            "skilleval score --pack packs/weather --skills-dir \"$BASE\"/skills --variant skills/forecast/SKILL.md",
+            "skilleval run --pack packs/weather --skills-dir \"$BASE\"/skills --variant skills/forecast/SKILL.md",
+        ]
+    );
+    assert!(plan["uncovered"].as_array().unwrap().is_empty(), "{plan:#}");
+    assert!(plan["refused"].as_array().unwrap().is_empty(), "{plan:#}");
+}
+
+/// A person's reading: moving skill `weather` into another skills folder, its pack following
+/// it there, and rewording it compares the new wording with the old, which the base keeps in
+/// the old folder (`"$BASE"/skills`).
+#[test]
+fn a_skill_moved_to_another_folder_is_compared_with_its_old_wording() {
+    let temp = repository();
+    let dir = temp.path();
+    std::fs::create_dir_all(dir.join("more")).unwrap();
+    git(dir, &["mv", "skills/weather", "more/weather"]);
+    write(
+        dir,
+        "more/weather/SKILL.md",
+        &WEATHER.replace("as written.", "as written, never guessed."),
+    );
+    write(
+        dir,
+        "packs/weather/pack.toml",
+        &WEATHER_PACK.replace("../../skills", "../../more"),
+    );
+    commit(dir, "move weather");
+    let (code, plan) = plan_json(dir, &["--strict"]);
+    assert_eq!(code, 0, "{plan:#}");
+    assert_eq!(change(&plan, "more/weather/SKILL.md")["need"], "measure");
+    let (kinds, commands) = checks_and_commands(&plan);
+    assert!(
+        kinds.contains(&("measure_wording".to_string(), "packs/weather".to_string())),
+        "{plan:#}"
+    );
+    assert!(
+        commands.contains(&"skilleval score --pack packs/weather --skills-dir \"$BASE\"/skills --variant more/weather/SKILL.md".to_string()),
+        "{commands:#?}"
+    );
+    assert!(plan["refused"].as_array().unwrap().is_empty(), "{plan:#}");
+    assert!(plan["uncovered"].as_array().unwrap().is_empty(), "{plan:#}");
+}
+
+/// A person's reading: a PR that adds a `SKILL.md` symlinked to a file outside the repository,
+/// and a skill folder symlinked to a folder outside it, gets each said to lead outside and
+/// never read (the outside skill's name appears nowhere in the plan). A `pack.toml` symlinked
+/// outside stops the plan with one line.
+#[test]
+fn a_symlink_out_of_the_repository_is_never_read() {
+    let temp = repository();
+    let dir = temp.path();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = "---\nname: secret-outside\ndescription: Not the repository's.\n---\nA body from elsewhere.\n";
+    write(outside.path(), "SKILL.md", secret);
+    write(outside.path(), "folder/SKILL.md", secret);
+    std::fs::create_dir_all(dir.join("skills/leak")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("SKILL.md"),
+        dir.join("skills/leak/SKILL.md"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.path().join("folder"), dir.join("skills/linked")).unwrap();
+    commit(dir, "links out");
+    let (code, text, stderr) = plan_text(dir, &[]);
+    assert_eq!(code, 0, "{text}{stderr}");
+    assert!(!text.contains("secret-outside"), "{text}");
+    let (_, plan) = plan_json(dir, &[]);
+    for path in ["skills/leak/SKILL.md", "skills/linked"] {
+        let change = change(&plan, path);
+        assert_eq!(change["need"], "outside", "{plan:#}");
+        assert!(
+            change["why"]
+                .as_str()
+                .unwrap()
+                .contains("outside the repository"),
+            "{plan:#}"
+        );
+    }
+    assert!(!plan.to_string().contains("secret-outside"), "{plan:#}");
+
+    write(outside.path(), "pack/pack.toml", WEATHER_PACK);
+    std::fs::create_dir_all(dir.join("packs/linked")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("pack/pack.toml"),
+        dir.join("packs/linked/pack.toml"),
+    )
+    .unwrap();
+    commit(dir, "a pack linked out");
+    let (code, _, stderr) = plan_text(dir, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("packs/linked/pack.toml: a symlink leading outside the repository"),
+        "{stderr}"
+    );
+}
+
+/// Truth: a change, held to what a shell does. Ctrl-C (SIGINT to the foreground process group)
+/// while `plan --run` waits on a `run` that hangs on a silent server ends the plan with 130 and
+/// leaves no base checkout in the temporary folder (it was left there before).
+#[test]
+fn an_interrupted_plan_run_removes_its_base_checkout() {
+    use std::os::unix::process::CommandExt;
+    let temp = repository();
+    let dir = temp.path();
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written.", "as written, never guessed."),
+    );
+    commit(dir, "reword");
+    // A server that takes the connection and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", silent.local_addr().unwrap());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut plan = Command::new(env!("CARGO_BIN_EXE_skilleval"))
+        .args([
+            "plan",
+            "--run",
+            "--",
+            "--backend",
+            "openai",
+            "--endpoint",
+            &endpoint,
+        ])
+        .env("TMPDIR", tmp.path())
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let bases = || -> Vec<String> {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("skilleval-base-"))
+            .collect()
+    };
+    let started = std::time::Instant::now();
+    while bases().is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "plan --run never laid out the base"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Past `score` (refused at once on a server) and into `run`, which waits on the server.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(plan.try_wait().unwrap().is_none(), "plan --run ended early");
+    let group = format!("-{}", plan.id());
+    let killed = Command::new("kill")
+        .args(["-INT", "--", &group])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let status = plan.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    assert_eq!(
+        bases(),
+        Vec::<String>::new(),
+        "the base checkout was left behind"
+    );
+}
+
+/// A person's reading: a pack whose multi-line `description` holds a line `skill = "notes"`
+/// and a line opening with `[` names its skill on the line of its real `skill =` key, and the
+/// plan gives that line as the check's provenance.
+#[test]
+fn the_provenance_line_is_the_skill_key_past_a_multi_line_description() {
+    let temp = repository();
+    let dir = temp.path();
+    let pack = WEATHER_PACK.replace(
+        "description = \"Does the skill make the model call forecast?\"",
+        "description = \"\"\"\nDoes the skill make the model call forecast?\nskill = \"notes\" is another pack's\n[beta] forecasts only\n\"\"\"",
+    );
+    write(dir, "packs/weather/pack.toml", &pack);
+    commit(dir, "a longer description");
+    merge_into_main(dir);
+    write(
+        dir,
+        "skills/weather/SKILL.md",
+        &WEATHER.replace("as written.", "as written, never guessed."),
+    );
+    commit(dir, "reword");
+    let real = pack
+        .lines()
+        .position(|l| l == "skill = \"weather\"")
+        .unwrap()
+        + 1;
+    let (_, plan) = plan_json(dir, &[]);
+    let checks = plan["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "{plan:#}");
+    assert_eq!(
+        checks[0]["provenance"],
+        format!("packs/weather/pack.toml:{real}"),
+        "{plan:#}"
+    );
+}
+
+/// A person's reading: a tool reads a data file named as `--store=PATH` and a folder of its own
+/// (`working_dir`); a PR that changes either leaves the tool's recordings stale, so each plans
+/// a recording of the tool's pack, as a change to its program does.
+#[test]
+fn a_tool_data_file_change_plans_a_recording() {
+    let temp = repository();
+    let dir = temp.path();
+    let pack = NOTES_PACK.replace(
+        "command = [\"sh\", \"tools/notes.sh\"]",
+        "command = [\"sh\", \"../tools/notes.sh\", \"--store=store/notes.json\"]\nworking_dir = \"data\"",
+    );
+    write(dir, "packs/notes/pack.toml", &pack);
+    write(dir, "packs/notes/data/store/notes.json", "[]\n");
+    write(dir, "packs/notes/data/prices.csv", "milk,1\n");
+    commit(dir, "the notes tool reads its data");
+    merge_into_main(dir);
+    for (file, text) in [
+        ("packs/notes/data/store/notes.json", "[\"buy milk\"]\n"),
+        ("packs/notes/data/prices.csv", "milk,2\n"),
+    ] {
+        write(dir, file, text);
+        commit(dir, "data changed");
+        let (code, plan) = plan_json(dir, &[]);
+        assert_eq!(code, 0, "{plan:#}");
+        assert_eq!(change(&plan, file)["need"], "record", "{plan:#}");
+        let (kinds, _) = checks_and_commands(&plan);
+        assert_eq!(
+            kinds,
+            [("record".to_string(), "packs/notes".to_string())],
+            "{plan:#}"
+        );
+        merge_into_main(dir);
+    }
+}

@@ -486,6 +486,42 @@ fn record_all_over_the_tools_own_answer(p: &Place, script: &str, timeout: u32) -
 }
 
 /// The mini corpus with its first sample given `extra` fields.
+/// A copy of the shipped weather pack, which `check` passes, with its corpus and fixtures
+/// named where the checkout keeps them; its folder.
+fn weather_pack_copy(p: &Place) -> PathBuf {
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = p.root.join("weather_copy");
+    copy_dir(&checkout.join("packs/weather"), &dir);
+    let toml = dir.join("pack.toml");
+    for (from, to) in [
+        ("corpora/weather.jsonl", "corpus"),
+        ("fixtures/weather", "fixtures"),
+    ] {
+        let relative = format!("{to} = \"../../{from}\"");
+        edit(
+            &toml,
+            &relative,
+            &format!("{to} = \"{}\"", checkout.join(from).display()),
+        );
+    }
+    dir
+}
+
+/// The weather copy's skill with a `description` of `length` characters.
+fn weather_skill_with_description(p: &Place, length: usize) -> PathBuf {
+    let dir = weather_pack_copy(p);
+    let skill = dir.join("skills/weather/SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap();
+    let (_, rest) = text.split_once("\nversion:").unwrap();
+    let long = "x".repeat(length);
+    std::fs::write(
+        &skill,
+        format!("---\nname: weather\ndescription: {long}\nversion:{rest}"),
+    )
+    .unwrap();
+    dir
+}
+
 fn first_sample_with(p: &Place, extra: serde_json::Value) {
     let corpus = p.mini.join("corpus.jsonl");
     let text = std::fs::read_to_string(&corpus).unwrap();
@@ -2525,6 +2561,92 @@ fn cases() -> Vec<Case> {
             },
             code: 1,
             words: &["--out /dev/null", "not a folder"],
+        },
+        // ── Reliability V: chat templates, judge cases, front matter and pack files ──
+        Case {
+            name: "a judge case calling a tool the pack does not offer is named by check",
+            setup: |p| {
+                let dir = weather_pack_copy(p);
+                let cases = dir.join("judge-cases.jsonl");
+                let mut text = std::fs::read_to_string(&cases).unwrap();
+                text.push_str(r#"{"id": "unoffered", "prompt_id": "plain-001", "calls": [{"tool": "weather_lokup", "arguments": {"location": "Madrid"}}], "reply": "I could not look it up.", "verdicts": {}}"#);
+                text.push('\n');
+                std::fs::write(&cases, text).unwrap();
+                s(&["check", "--pack", &dir.display().to_string()])
+            },
+            code: 0,
+            words: &["judge-cases.jsonl:", ": field `calls[0].tool`: \"weather_lokup\" is no tool of the pack", "agree"],
+        },
+        Case {
+            name: "judge-cases.jsonl with invalid UTF-8 names the line",
+            setup: |p| {
+                std::fs::write(
+                    p.mini.join("judge-cases.jsonl"),
+                    b"{\"id\": \"c1\", \"prompt_id\": \"lookup-oslo\", \"reply\": \"ok\", \"verdicts\": {}}\n{\"id\": \"c2\", \"prompt_id\": \"lookup-oslo\", \"reply\": \"\xff\", \"verdicts\": {}}\n",
+                )
+                .unwrap();
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["judge-cases.jsonl:2: not UTF-8 text"],
+        },
+        Case {
+            name: "pack.toml with invalid UTF-8 names the line",
+            setup: |p| {
+                let text = std::fs::read_to_string(p.mini_toml()).unwrap();
+                let (head, tail) = text.split_once("You are").unwrap();
+                std::fs::write(p.mini_toml(), [head.as_bytes(), b"\xff", tail.as_bytes()].concat()).unwrap();
+                p.run_mini(&[])
+            },
+            code: 1,
+            words: &["pack.toml:8: not UTF-8 text"],
+        },
+        Case {
+            name: "a 5 MB description in a SKILL.md is named by check",
+            setup: |p| {
+                let dir = weather_skill_with_description(p, 5_000_000);
+                s(&["check", "--pack", &dir.display().to_string()])
+            },
+            code: 0,
+            words: &["SKILL.md:3: error: field `description`: is 5000000 characters; the format allows 1024"],
+        },
+        Case {
+            name: "a 5 MB description in a SKILL.md is named by score before the model",
+            setup: |p| {
+                let dir = weather_skill_with_description(p, 5_000_000);
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &dir.display().to_string(), "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["SKILL.md:3: error: field `description`: is 5000000 characters", REACHED_MODEL],
+        },
+        Case {
+            name: "an empty front matter: lint refuses it for its missing name",
+            setup: |p| {
+                let variant = p.write("v.md", "---\n---\nCall station_reading with the station's name.\n");
+                s(&["lint", &variant])
+            },
+            code: 1,
+            words: &["v.md:1: error: field `name`: missing", "field `description`: missing"],
+        },
+        Case {
+            name: "an empty front matter: score refuses it as lint does, before the model",
+            setup: |p| {
+                let variant = p.write("v.md", "---\n---\nCall station_reading with the station's name.\n");
+                let out = p.output.display().to_string();
+                s(&["score", "--pack", &p.mini.display().to_string(), "--variant", &variant, "--output", &out, "--model", NO_MODEL])
+            },
+            code: 1,
+            words: &["v.md:2: front matter field `name` is missing"],
+        },
+        Case {
+            name: "an empty front matter in the pack's SKILL.md: check refuses it",
+            setup: |p| {
+                std::fs::write(p.mini.join("skills/stations/SKILL.md"), "---\n---\nCall station_reading.\n").unwrap();
+                s(&["check", "--pack", &p.mini.display().to_string()])
+            },
+            code: 1,
+            words: &["SKILL.md:2: front matter field `name` is missing"],
         },
     ]
 }

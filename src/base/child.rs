@@ -3,7 +3,8 @@
 //! whole group: a program that started a background process of its own cannot leave it
 //! running, nor keep skilleval waiting on a pipe the background process holds open. Live
 //! groups are listed here; Ctrl-C, SIGTERM and SIGHUP kill every one of them before the
-//! process exits with 128 + the signal's number.
+//! process exits with 128 + the signal's number. A process that must tidy up first (`plan
+//! --run`) defers them instead: each is passed on to the child it waits for, and it ends itself.
 //!
 //! skilleval never restores SIGPIPE's default action: writing to a child that has exited is an
 //! `EPIPE` error of that write, which its caller reports, never a silent death of the process.
@@ -79,6 +80,52 @@ fn kill_every_group() {
 pub fn own_group(command: &mut std::process::Command) {
     use std::os::unix::process::CommandExt;
     command.process_group(0);
+}
+
+/// The ending signal received while signals are deferred ([`defer_ending_signals`]); 0 for none.
+static DEFERRED: AtomicI32 = AtomicI32::new(0);
+/// The child an ending signal is passed on to while signals are deferred; 0 for none.
+static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_deferred_signal(signum: i32) {
+    // Only atomics and kill(2) here: both async-signal-safe.
+    DEFERRED.store(signum, Ordering::SeqCst);
+    let pid = FORWARD_TO.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: passes the signal on to the child this process is waiting for.
+        unsafe {
+            kill(pid, signum);
+        }
+    }
+}
+
+/// For a process that waits on one child at a time and must tidy up before it ends (`plan
+/// --run`, whose base checkout is a temporary folder): from now on Ctrl-C, SIGTERM and SIGHUP
+/// no longer end it at once. Each is passed on to the child named by [`forward_signals_to`],
+/// and [`ending_signal`] says it came, so the caller stops, tidies up, and exits with 128 + the
+/// signal's number.
+pub fn defer_ending_signals() {
+    HANDLER.store(true, Ordering::SeqCst);
+    for signum in ENDING_SIGNALS {
+        // SAFETY: installs a handler that only stores an atomic and calls kill(2).
+        unsafe {
+            signal(signum, on_deferred_signal as *const () as usize);
+        }
+    }
+}
+
+/// The child an ending signal is passed on to from now on (`None`: none).
+pub fn forward_signals_to(pid: Option<u32>) {
+    let pid = pid.and_then(|p| i32::try_from(p).ok()).unwrap_or(0);
+    FORWARD_TO.store(pid, Ordering::SeqCst);
+}
+
+/// The ending signal received since [`defer_ending_signals`], if any.
+pub fn ending_signal() -> Option<i32> {
+    match DEFERRED.load(Ordering::SeqCst) {
+        0 => None,
+        signum => Some(signum),
+    }
 }
 
 /// A child's process group, listed while the guard lives; [`Group::kill`] ends every process

@@ -53,13 +53,51 @@ pub fn read_input(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The text of a regular file ([`open_input`]); not UTF-8 is an error, as `fs::read_to_string`.
+/// The text of a regular file ([`open_input`]); not UTF-8 is an error naming the line of the
+/// first byte that is not.
 pub fn read_input_to_string(path: impl AsRef<Path>) -> io::Result<String> {
-    String::from_utf8(read_input(path)?).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            "stream did not contain valid UTF-8",
+    utf8_text(read_input(path)?)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
+}
+
+/// Where a file's text stops being UTF-8: the line (1-based) and the byte offset (0-based) of
+/// its first invalid byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotUtf8 {
+    pub line: usize,
+    pub offset: usize,
+}
+
+impl NotUtf8 {
+    /// One line naming the file and the line: `FILE:LINE: not UTF-8 text (…)`.
+    pub fn at(&self, path: &Path) -> String {
+        format!("{}:{}: {}", path.display(), self.line, self.what())
+    }
+
+    fn what(&self) -> String {
+        format!(
+            "not UTF-8 text (byte {} of the file is the first that is not)",
+            self.offset
         )
+    }
+}
+
+impl std::fmt::Display for NotUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.what())
+    }
+}
+
+/// `bytes` as text, or where they stop being UTF-8.
+pub fn utf8_text(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..offset]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1;
+        NotUtf8 { line, offset }
     })
 }
 

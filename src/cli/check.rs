@@ -38,6 +38,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
     for warning in prose_example_warnings(&pack)? {
         crate::outln!("{warning}");
     }
+    for warning in skill_format_warnings(&pack, None) {
+        crate::outln!("{warning}");
+    }
     // A category too small for a verdict is found here, not after a long run.
     let samples = pack.corpus(None)?;
     let sizes = reach::category_sizes(samples.iter().map(|s| s.category.as_str()));
@@ -45,6 +48,30 @@ pub fn run(args: CheckArgs) -> anyhow::Result<u8> {
         crate::outln!("{warning}");
     }
     Ok(if report.agrees() { 0 } else { 1 })
+}
+
+/// Each front-matter field of the pack's skills that breaks the Agent Skills format (a
+/// `description` over 1,024 characters, say), one line naming the file, the line and the
+/// field. The loader stays lenient, so that a skill written for another client still loads;
+/// `lint` holds skills to the format, and these lines keep `check`, `run` and `score` from
+/// passing over what `lint` refuses in silence.
+pub(super) fn skill_format_warnings(
+    pack: &Pack,
+    skills_dir: Option<&std::path::Path>,
+) -> Vec<String> {
+    use crate::harness::skills::lint;
+    let dir = skills_dir.unwrap_or(&pack.skills_dir);
+    let Ok(report) = lint::lint_path(dir) else {
+        return Vec::new();
+    };
+    report
+        .findings
+        .iter()
+        .filter(|f| f.severity == lint::Severity::Error && !f.field.is_empty() && f.field != "body")
+        .map(|f| {
+            format!("warning: {f} (`skilleval lint` refuses it; the skill is used as written)")
+        })
+        .collect()
 }
 
 /// The skill under test's worked examples written as prose, one warning line each: found

@@ -113,8 +113,15 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
     let short = &plan.base[..plan.base.len().min(12)];
     let pr_dir = output.join(format!("pr-{short}"));
     std::fs::create_dir_all(&pr_dir).map_err(|e| anyhow!("{}: {e}", pr_dir.display()))?;
+    // An interrupt is passed on to the command running and then ends the plan, after the base
+    // checkout is removed (it would be left in the temporary folder if the process just died).
+    crate::base::child::defer_ending_signals();
+    let interrupted = || crate::base::child::ending_signal().map(|signum| 128 + signum as u8);
     let base = TempFolder::new()?;
     gate::git::lay_out(&plan.root, &plan.base, &base.0)?;
+    if let Some(status) = interrupted() {
+        return Ok(status);
+    }
     let base_text = base.0.to_string_lossy().into_owned();
     let mut outcomes = Vec::new();
     for (index, check) in plan.checks.iter().enumerate() {
@@ -151,11 +158,17 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .map_err(|e| anyhow!("cannot start {}: {e}", program.display()))?;
+            crate::base::child::forward_signals_to(Some(child.id()));
             // Its stderr is passed on as it comes, and its last line kept for the report.
             let last_error_line = child.stderr.take().and_then(pass_on_keeping_last_line);
             let status = child
                 .wait()
                 .map_err(|e| anyhow!("{}: {e}", program.display()))?;
+            crate::base::child::forward_signals_to(None);
+            if let Some(status) = interrupted() {
+                eprintln!("plan --run: interrupted; the base's files are removed, the rest of the plan is not carried out");
+                return Ok(status);
+            }
             let run_folder = writes_run.then(|| newest_run(&run_root)).flatten();
             let report = run_folder
                 .as_ref()

@@ -236,6 +236,9 @@ fn prepare(opts: &RunOptions, source: &ModelSource) -> anyhow::Result<runner::Pr
     for warning in reach::small_category_warnings(&sizes, opts.pack.laws.len(), variants) {
         eprintln!("skilleval: {warning}");
     }
+    for warning in super::check::skill_format_warnings(&opts.pack, opts.skills_dir.as_deref()) {
+        eprintln!("skilleval: {warning}");
+    }
     if let ModelSource::Local(options) = source {
         // The vocabulary is read from the file's metadata, without the weights; a file that
         // cannot be read is left to the load, which says why.

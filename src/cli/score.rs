@@ -142,6 +142,9 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
     opts.output_root = args.output;
     opts.control = !args.no_control;
     let prepared = runner::prepare(&opts)?;
+    for warning in super::check::skill_format_warnings(&opts.pack, opts.skills_dir.as_deref()) {
+        eprintln!("skilleval: {warning}");
+    }
     let references = score::references(&prepared)?;
     if references.is_empty() {
         anyhow::bail!(

@@ -120,11 +120,7 @@ pub fn parse_corpus(text: &str, path: &Path) -> anyhow::Result<Vec<Sample>> {
 pub fn load_corpus(path: &Path) -> anyhow::Result<Vec<Sample>> {
     let bytes = crate::base::input::read_input(path)
         .map_err(|e| anyhow!("{}: cannot read corpus: {e}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
-        anyhow!("{}:{line}: not UTF-8 text", path.display())
-    })?;
+    let text = crate::base::input::utf8_text(bytes).map_err(|e| anyhow!(e.at(path)))?;
     parse_corpus(&text, path)
 }
 

@@ -149,8 +149,9 @@ impl Case {
 /// Reads a cases file, checking every line against the pack and its corpus. The first
 /// problem is an error naming the file, the line and the field.
 pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Result<Vec<Case>> {
-    let text = crate::base::input::read_input_to_string(path)
+    let bytes = crate::base::input::read_input(path)
         .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+    let text = crate::base::input::utf8_text(bytes).map_err(|e| anyhow!(e.at(path)))?;
     let by_id: BTreeMap<&str, &Sample> = samples.iter().map(|s| (s.id.as_str(), s)).collect();
     let mut cases: Vec<Case> = Vec::new();
     let mut ids = BTreeSet::new();
@@ -211,6 +212,38 @@ pub fn load_cases(path: &Path, pack: &Pack, samples: &[Sample]) -> anyhow::Resul
     Ok(cases)
 }
 
+/// One line for each case call to a tool the pack does not offer, naming the file, the line
+/// and the field. Such a case is kept (small models do call tools that do not exist, and a run
+/// answers them with an error), but a misspelt tool name must not pass unseen.
+fn unoffered_tool_notes(pack: &Pack, path: &Path, cases: &[Case]) -> Vec<String> {
+    let offered = |tool: &str| {
+        pack.tools.iter().any(|t| t.name == tool)
+            || crate::harness::builtins::schema_of(tool).is_some()
+    };
+    let mut notes = Vec::new();
+    for case in cases {
+        let earlier = case.turns.iter().enumerate().flat_map(|(i, turn)| {
+            turn.calls
+                .iter()
+                .enumerate()
+                .map(move |(j, call)| (format!("turns[{i}].calls[{j}].tool"), call))
+        });
+        let last =
+            (case.calls.iter().enumerate()).map(|(j, call)| (format!("calls[{j}].tool"), call));
+        for (field, call) in earlier.chain(last) {
+            if !offered(&call.tool) {
+                notes.push(format!(
+                    "{}:{}: field `{field}`: {:?} is no tool of the pack; the case is judged as a run answers such a call, with an error",
+                    path.display(),
+                    case.line,
+                    call.tool
+                ));
+            }
+        }
+    }
+    notes
+}
+
 /// A law where the person and the judge differ on a case.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disagreement {
@@ -258,6 +291,9 @@ fn shown(text: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct CheckReport {
     pub pack: String,
+    /// Lines a reader should see before the findings, e.g. a case calling a tool the pack
+    /// does not offer.
+    pub notes: Vec<String>,
     /// The cases file, when the pack has one.
     pub cases_file: Option<PathBuf>,
     pub cases: usize,
@@ -290,6 +326,9 @@ impl CheckReport {
     pub fn render(&self) -> String {
         let verdict = |holds: bool| if holds { "holds" } else { "fails" };
         let mut out = String::new();
+        for note in &self.notes {
+            out.push_str(&format!("note: {note}\n"));
+        }
         match &self.cases_file {
             Some(path) => out.push_str(&format!("cases: {} from {}\n", self.cases, path.display())),
             None => out.push_str(&format!(
@@ -369,6 +408,10 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
     let cases_file = present.then_some(cases_path);
     let cases = match &cases_file {
         Some(path) => load_cases(path, pack, &samples)?,
+        None => Vec::new(),
+    };
+    let notes = match &cases_file {
+        Some(path) => unoffered_tool_notes(pack, path, &cases),
         None => Vec::new(),
     };
     let replayer = Replayer::recording(pack, mode)?;
@@ -455,6 +498,7 @@ pub fn check_recording(pack: &Pack, mode: RecordMode) -> anyhow::Result<CheckRep
 
     Ok(CheckReport {
         pack: pack.name.clone(),
+        notes,
         cases: cases.len(),
         cases_file,
         disagreements,

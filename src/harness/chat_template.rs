@@ -10,14 +10,24 @@ use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::base::memory_cap::{run_capped, OverCap};
+
 use super::toolcall::python_list::{py_float_repr, py_str_repr};
 use super::toolcall::CallFormat;
 
 const NAME: &str = "chat_template";
 
+/// What one render may hold: a real template's prompt fits the context window (a few MB at
+/// most); a template that doubles a string in a loop or a recursion would exhaust the machine.
+const RENDER_MEMORY_CAP: usize = 256 << 20;
+
+/// Template instructions one render may run: real templates take thousands per message; nested
+/// loops over `range(100000)` would run for hours.
+const RENDER_FUEL: u64 = 20_000_000;
+
 /// A compiled chat template with the special tokens it is given.
 pub struct ChatTemplate {
-    env: Environment<'static>,
+    env: Arc<Environment<'static>>,
     source: String,
     /// Where the template came from, e.g. `model.gguf: tokenizer.chat_template`.
     origin: String,
@@ -47,6 +57,7 @@ impl ChatTemplate {
     pub fn new(source: &str, origin: &str, bos: &str, eos: &str, now: u64) -> anyhow::Result<Self> {
         let mut env = Environment::new();
         env.set_trim_blocks(true);
+        env.set_fuel(Some(RENDER_FUEL));
         env.set_lstrip_blocks(true);
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_filter("tojson", tojson);
@@ -77,7 +88,7 @@ impl ChatTemplate {
         env.add_template_owned(NAME, source.to_string())
             .map_err(|e| template_error(origin, &e))?;
         Ok(ChatTemplate {
-            env,
+            env: Arc::new(env),
             source: source.to_string(),
             origin: origin.to_string(),
             bos: bos.to_string(),
@@ -156,10 +167,6 @@ impl ChatTemplate {
         tools: Option<&serde_json::Value>,
         add_generation_prompt: bool,
     ) -> anyhow::Result<String> {
-        let template = self
-            .env
-            .get_template(NAME)
-            .map_err(|e| template_error(&self.origin, &e))?;
         let context = json!({
             "messages": messages,
             "tools": tools,
@@ -168,9 +175,20 @@ impl ChatTemplate {
             "bos_token": self.bos,
             "eos_token": self.eos,
         });
-        template
-            .render(Value::from_serialize(&context))
-            .map_err(|e| template_error(&self.origin, &e))
+        let env = Arc::clone(&self.env);
+        let origin = self.origin.clone();
+        let rendered = run_capped(RENDER_MEMORY_CAP, move || {
+            env.get_template(NAME)
+                .and_then(|template| template.render(Value::from_serialize(&context)))
+                .map_err(|e| template_error(&origin, &e))
+        });
+        rendered.unwrap_or_else(|OverCap| {
+            Err(anyhow!(
+                "{}: the chat template needs more than {} MB to render a prompt; refused",
+                self.origin,
+                RENDER_MEMORY_CAP >> 20
+            ))
+        })
     }
 
     /// `messages` (role, content) rendered, ending with the opener of the model's turn, and
@@ -510,14 +528,48 @@ mod tests {
                 "tool's result",
             ),
         ] {
-            let mut template =
-                ChatTemplate::new(source, "m.gguf: tokenizer.chat_template", "", "", 0).unwrap();
-            let error = template.settle().unwrap_err().to_string();
-            assert!(
-                error.starts_with("m.gguf: tokenizer.chat_template"),
-                "{error}"
-            );
-            assert!(error.contains(says), "{source:?}: {error}");
+            assert_refused_at_load(source, says);
         }
+    }
+
+    /// Truth: a person's reading of each template — the first doubles a string in a loop, the
+    /// second in a recursion, the third grows one by `replace` (each would need terabytes), and
+    /// the fourth runs ten billion steps: each is refused when the model loads, naming the file
+    /// and the field, instead of exhausting the machine or hanging.
+    #[test]
+    fn a_template_that_would_exhaust_the_machine_is_refused() {
+        for (source, says) in [
+            (
+                "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}{% for m in messages %}{{ m.content }}{% endfor %}",
+                "MB to render",
+            ),
+            (
+                "{% macro grow(s, n) %}{% if n > 0 %}{{ grow(s ~ s, n - 1) }}{% else %}{{ s | length }}{% endif %}{% endmacro %}{{ grow('x', 64) }}{% for m in messages %}{{ m.content }}{% endfor %}",
+                "MB to render",
+            ),
+            (
+                "{% set ns = namespace(s='xx') %}{% for i in range(64) %}{% set ns.s = ns.s | replace('x', ns.s) %}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}",
+                "MB to render",
+            ),
+            (
+                "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}{% for m in messages %}{{ m.content }}{% endfor %}",
+                "fuel",
+            ),
+        ] {
+            assert_refused_at_load(source, says);
+        }
+    }
+
+    /// `source` is refused when the model loads, in an error naming the file and the field
+    /// and holding `says`.
+    fn assert_refused_at_load(source: &str, says: &str) {
+        let mut template =
+            ChatTemplate::new(source, "m.gguf: tokenizer.chat_template", "", "", 0).unwrap();
+        let error = template.settle().unwrap_err().to_string();
+        assert!(
+            error.starts_with("m.gguf: tokenizer.chat_template"),
+            "{error}"
+        );
+        assert!(error.contains(says), "{source:?}: {error}");
     }
 }

@@ -148,6 +148,46 @@ pub fn pack_file_change(
     })
 }
 
+/// Skill folders the change moved: each `SKILL.md` the change deletes paired with one it adds
+/// that declares the same skill `name`, as (the base's folder, the work tree's). A skill keeps
+/// its name when its folder is renamed or moved; its wording may change too.
+pub fn skill_moves(
+    root: &Path,
+    base: &str,
+    changed: &[(super::Status, String)],
+) -> anyhow::Result<Vec<(String, String)>> {
+    use super::Status;
+    let name_of = |text: Option<String>, path: &str| {
+        text.and_then(|text| parse_skill_md(&text, Path::new(path)).ok())
+            .map(|(meta, _)| meta.name)
+    };
+    let skill_md = |path: &str| path == "SKILL.md" || path.ends_with("/SKILL.md");
+    let folder = |path: &str| path.rsplit_once('/').map_or("", |(f, _)| f).to_string();
+    let mut added = Vec::new();
+    for (status, path) in changed {
+        if *status == Status::Added && skill_md(path) {
+            let text = super::coverage::read_inside(root, path);
+            if let Some(name) = name_of(text, path) {
+                added.push((name, folder(path)));
+            }
+        }
+    }
+    let mut moves = Vec::new();
+    for (status, path) in changed {
+        if *status != Status::Deleted || !skill_md(path) {
+            continue;
+        }
+        let Some(name) = name_of(super::git::text_at(root, base, path)?, path) else {
+            continue;
+        };
+        if let Some(at) = added.iter().position(|(added_name, _)| *added_name == name) {
+            let (_, to) = added.remove(at);
+            moves.push((folder(path), to));
+        }
+    }
+    Ok(moves)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

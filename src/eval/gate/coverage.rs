@@ -73,6 +73,28 @@ pub fn relative(root: &Path, path: &Path) -> Option<String> {
     )
 }
 
+/// Where `rel` (relative to the repository's root) leads once every symlink is followed:
+/// `Ok(None)` when nothing is there, `Err(target)` when it leads outside the repository, which
+/// a plan never reads (a symlinked `SKILL.md` or folder could point at any file of the machine).
+pub fn inside(root: &Path, rel: &str) -> Result<Option<PathBuf>, PathBuf> {
+    let Ok(real) = std::fs::canonicalize(root.join(rel)) else {
+        return Ok(None);
+    };
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if real.starts_with(&real_root) {
+        Ok(Some(real))
+    } else {
+        Err(real)
+    }
+}
+
+/// The text of `rel` when it is a file inside the repository; `None` when it is missing, not
+/// text, or leads outside ([`inside`]).
+pub fn read_inside(root: &Path, rel: &str) -> Option<String> {
+    let path = inside(root, rel).ok()??;
+    crate::base::input::read_input_to_string(path).ok()
+}
+
 /// Whether `path` is `dir` or lies under it (both relative, with `/`).
 pub fn within(path: &str, dir: &str) -> bool {
     dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
@@ -84,6 +106,12 @@ pub fn load_packs(root: &Path, files: &[String]) -> anyhow::Result<Vec<PackView>
     let mut packs = Vec::new();
     for rel in files {
         let path = root.join(rel);
+        if let Err(target) = inside(root, rel) {
+            anyhow::bail!(
+                "{rel}: a symlink leading outside the repository (to {}); plan reads no file there: remove the link or copy the pack in",
+                target.display()
+            );
+        }
         let text = crate::base::input::read_input_to_string(&path)
             .map_err(|e| anyhow!("{rel}: cannot read pack: {e}"))?;
         let pack = Pack::parse(&text, &path)?;
@@ -151,8 +179,10 @@ pub fn why_vacuous(view: &PackView, skill: &str) -> anyhow::Result<Option<String
     )))
 }
 
-/// The files a pack's `command` and `mcp` tools run (each argument that names a path in the
-/// repository), with the tool's name and its fixtures folder, relative to the root.
+/// The files a pack's `command` and `mcp` tools run or read, relative to the root, with the
+/// tool's name and its fixtures folder: each argument that names a path in the repository (a
+/// program, a data file, `--flag=PATH`), the tool's `world`, and its `working_dir` when that is
+/// a folder of its own (not the pack's).
 pub fn tool_programs(root: &Path, view: &PackView) -> Vec<(String, String, Option<String>)> {
     let mut programs = Vec::new();
     for tool in view.pack.tools.iter().filter(|t| t.is_live_program()) {
@@ -161,14 +191,31 @@ pub fn tool_programs(root: &Path, view: &PackView) -> Vec<(String, String, Optio
             .clone()
             .unwrap_or_else(|| view.pack.dir.clone());
         let fixtures = tool.fixtures.as_ref().and_then(|f| relative(root, f));
-        for arg in tool.command.iter().chain(&tool.server) {
-            if arg.starts_with('-') {
-                continue;
-            }
-            let path = from.join(arg);
+        let named =
+            tool.command
+                .iter()
+                .chain(&tool.server)
+                .filter_map(|arg| match arg.strip_prefix('-') {
+                    Some(flag) => flag.split_once('=').map(|(_, value)| value),
+                    None => Some(arg.as_str()),
+                });
+        let mut read: Vec<PathBuf> = named
+            .filter(|arg| !arg.is_empty())
+            .map(|arg| from.join(arg))
+            .collect();
+        read.extend(tool.world.clone());
+        if normalize(&from) != normalize(&view.pack.dir) {
+            read.push(from.clone());
+        }
+        for path in read {
             if path.exists() {
                 if let Some(rel) = relative(root, &path).filter(|r| !r.is_empty()) {
-                    programs.push((rel, tool.name.clone(), fixtures.clone()));
+                    if !programs
+                        .iter()
+                        .any(|(p, t, _)| *p == rel && *t == tool.name)
+                    {
+                        programs.push((rel, tool.name.clone(), fixtures.clone()));
+                    }
                 }
             }
         }

@@ -48,6 +48,12 @@ pub enum Need {
     Check,
     /// No pack reads the path.
     Nothing,
+    /// The skill is removed: no wording left to measure.
+    Removed,
+    /// A file of a skill folder the change moved: planned at its new path.
+    Moved,
+    /// A path that leads outside the repository (a symlink): never read.
+    Outside,
 }
 
 /// One changed path and what it needs.
@@ -55,6 +61,9 @@ pub enum Need {
 pub struct Change {
     pub path: String,
     pub status: Status,
+    /// For a file of a moved skill folder: where the base kept it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
     /// The skill whose folder holds the path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skill: Option<String>,
@@ -106,6 +115,9 @@ pub struct Check {
     /// The commands `plan --run` carries out (`render::argv`); none for a check done by hand.
     #[serde(skip)]
     pub argv: Vec<Vec<String>>,
+    /// The base's skills tree to compare with, when the skill moved there from another tree.
+    #[serde(skip)]
+    pub base_skills_dir: Option<String>,
 }
 
 /// A changed skill that no pack measures.
@@ -168,10 +180,12 @@ pub fn plan(options: &Options) -> anyhow::Result<Plan> {
     let base = git::base(&root, options.base.as_deref())?;
     let changed = git::changed_paths(&root, &base.commit)?;
     let packs = coverage::load_packs(&root, &git::pack_files(&root)?)?;
+    let moves = change::skill_moves(&root, &base.commit, &changed)?;
     let mut planner = Planner {
         root,
         base,
         packs,
+        moves,
         changes: Vec::new(),
         checks: BTreeMap::new(),
         uncovered: Vec::new(),
@@ -187,6 +201,8 @@ struct Planner {
     root: PathBuf,
     base: Base,
     packs: Vec<PackView>,
+    /// Skill folders the change moved: (the base's folder, the work tree's).
+    moves: Vec<(String, String)>,
     changes: Vec<Change>,
     /// By (pack, kind): several changed paths may call for one check.
     checks: BTreeMap<(String, CheckKind, Option<String>), Check>,
@@ -199,6 +215,7 @@ impl Planner {
         self.changes.push(Change {
             path: path.to_string(),
             status,
+            from: None,
             skill: None,
             parts: Vec::new(),
             need,
@@ -230,6 +247,7 @@ impl Planner {
             commands: Vec::new(),
             runs_model: kind.runs_model(),
             argv: Vec::new(),
+            base_skills_dir: None,
         });
         if !check.because.iter().any(|p| p == path) {
             check.because.push(path.to_string());
@@ -240,6 +258,14 @@ impl Planner {
     }
 
     fn classify(&mut self, status: Status, path: &str) -> anyhow::Result<()> {
+        if let Err(target) = coverage::inside(&self.root, path) {
+            let why = format!(
+                "a symlink leading outside the repository (to {}): not read",
+                target.display()
+            );
+            self.change(status, path, Need::Outside, why);
+            return Ok(());
+        }
         if self.classify_tool_program(status, path) {
             return Ok(());
         }
@@ -270,7 +296,7 @@ impl Planner {
         for (i, tool, fixtures) in hits {
             let at = fixtures.unwrap_or_else(|| "its fixtures".into());
             let why = format!(
-                "tool `{tool}` runs it: its recordings in {at} may be stale; record them again"
+                "tool `{tool}` runs or reads it: its recordings in {at} may be stale; record them again"
             );
             whys.push(format!("{}: {why}", self.packs[i].dir));
             self.add_check(i, CheckKind::Record, None, why, path);
@@ -310,8 +336,30 @@ impl Planner {
         } else {
             format!("{folder}/SKILL.md")
         };
-        let head_md = crate::base::input::read_input_to_string(self.root.join(&skill_md)).ok();
-        let base_md = git::text_at(&self.root, &self.base.commit, &skill_md)?;
+        let in_skill = path[folder.len()..].trim_start_matches('/');
+        if let Some((_, to)) = self.moves.iter().find(|(from, _)| from == folder) {
+            let to = join(to, in_skill);
+            self.change(status, path, Need::Moved, format!("to {to}: planned there"));
+            return Ok(());
+        }
+        let moved_from = self
+            .moves
+            .iter()
+            .find(|(_, to)| to == folder)
+            .map(|(from, _)| from.clone());
+        let base_skill_md = moved_from
+            .as_deref()
+            .map_or_else(|| skill_md.clone(), |from| join(from, "SKILL.md"));
+        if let Err(target) = coverage::inside(&self.root, &skill_md) {
+            let why = format!(
+                "its skill's {skill_md} is a symlink leading outside the repository (to {}): not read",
+                target.display()
+            );
+            self.change(status, path, Need::Outside, why);
+            return Ok(());
+        }
+        let head_md = coverage::read_inside(&self.root, &skill_md);
+        let base_md = git::text_at(&self.root, &self.base.commit, &base_skill_md)?;
         let name = [head_md.as_deref(), base_md.as_deref()]
             .into_iter()
             .flatten()
@@ -320,14 +368,30 @@ impl Planner {
             })
             .map(|(meta, _)| meta.name)
             .unwrap_or_else(|| folder.rsplit('/').next().unwrap_or(folder).to_string());
-        let in_skill = &path[folder.len()..].trim_start_matches('/');
-        let parts = if *in_skill == "SKILL.md" {
+        if head_md.is_none() && moved_from.is_none() {
+            return self.classify_removed_skill(status, path, folder, &name);
+        }
+        let from = moved_from.as_deref().map(|from| join(from, in_skill));
+        let parts = if in_skill == "SKILL.md" && from.is_some() && base_md == head_md {
+            Vec::new()
+        } else if in_skill == "SKILL.md" {
             let head = (status != Status::Deleted)
                 .then_some(head_md.as_deref())
                 .flatten();
             change::skill_md_parts(base_md.as_deref(), head, &self.root.join(path))?
         } else if in_skill.starts_with("references/") && in_skill.ends_with(".md") {
-            vec![SkillPart::Reference]
+            let unchanged = match &from {
+                Some(from) => {
+                    git::text_at(&self.root, &self.base.commit, from)?
+                        == coverage::read_inside(&self.root, path)
+                }
+                None => false,
+            };
+            if unchanged {
+                Vec::new()
+            } else {
+                vec![SkillPart::Reference]
+            }
         } else {
             Vec::new()
         };
@@ -337,6 +401,11 @@ impl Planner {
             (
                 Need::Measure,
                 format!("{} changed, which the model reads", labels.join(", ")),
+            )
+        } else if parts.is_empty() && from.is_some() {
+            (
+                Need::Nothing,
+                "moved, and the model reads nothing new in it".into(),
             )
         } else if parts.is_empty() {
             (
@@ -352,6 +421,7 @@ impl Planner {
         self.changes.push(Change {
             path: path.to_string(),
             status,
+            from,
             skill: Some(name.clone()),
             parts: parts.clone(),
             need,
@@ -365,6 +435,46 @@ impl Planner {
                 &parts,
                 (base_md.is_some(), head_md.is_some()),
             )?;
+            if let Some(from) = &moved_from {
+                let base_tree = parent_of(from);
+                if base_tree != parent_of(folder) {
+                    for check in self.checks.values_mut() {
+                        if check.because.iter().any(|p| p == path) {
+                            check.base_skills_dir = Some(base_tree.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A file of a skill the change removes (its `SKILL.md` is gone and did not move): said,
+    /// with nothing to measure; a pack that still names the skill no longer loads, and is
+    /// refused.
+    fn classify_removed_skill(
+        &mut self,
+        status: Status,
+        path: &str,
+        folder: &str,
+        name: &str,
+    ) -> anyhow::Result<()> {
+        self.changes.push(Change {
+            path: path.to_string(),
+            status,
+            from: None,
+            skill: Some(name.to_string()),
+            parts: Vec::new(),
+            need: Need::Removed,
+            why: "the change removes the skill: no wording left to measure".into(),
+        });
+        let tree = parent_of(folder);
+        for i in 0..self.packs.len() {
+            let view = &self.packs[i];
+            if view.pack.skill == name && view.skills_dir == tree {
+                let why = format!("the pack names skill `{name}`, which this change removes from {tree}/: it no longer loads; point it at another skill or remove the pack");
+                self.refuse(i, name, why);
+            }
         }
         Ok(())
     }
@@ -379,10 +489,7 @@ impl Planner {
         parts: &[SkillPart],
         (in_base, in_head): (bool, bool),
     ) -> anyhow::Result<()> {
-        let tree = folder
-            .rsplit_once('/')
-            .map_or("", |(parent, _)| parent)
-            .to_string();
+        let tree = parent_of(folder).to_string();
         let wording =
             in_base && path.ends_with("SKILL.md") && !parts.contains(&SkillPart::Reference);
         let mut covered = false;
@@ -407,9 +514,7 @@ impl Planner {
                 continue;
             }
             covered = true;
-            let (kind, why) = if measures && !in_head {
-                (CheckKind::Run, format!("measures skill `{name}`, which this change removes: the pack no longer loads; point it at another skill or remove it"))
-            } else if measures && wording {
+            let (kind, why) = if measures && wording && in_head {
                 (CheckKind::MeasureWording, format!("measures skill `{name}`: score, then run, the changed wording against the base's"))
             } else if measures && !in_base {
                 (CheckKind::Run, format!("measures skill `{name}`, which the base has not: run it against the control"))
@@ -552,8 +657,9 @@ impl Planner {
         for check in &mut checks {
             let view = self.packs.iter().find(|v| v.dir == check.pack);
             let skills_dir = view.map(|v| v.skills_dir.clone()).unwrap_or_default();
-            check.commands = render::commands(check, &skills_dir);
-            check.argv = render::argv(check, &skills_dir);
+            let base_dir = check.base_skills_dir.clone().unwrap_or(skills_dir.clone());
+            check.commands = render::commands(check, &skills_dir, &base_dir);
+            check.argv = render::argv(check, &base_dir);
             needs_base |= matches!(
                 check.kind,
                 CheckKind::MeasureWording | CheckKind::MeasureTree
@@ -578,4 +684,18 @@ impl Planner {
             setup,
         }
     }
+}
+
+/// `folder/rest`, or `rest` in the root.
+fn join(folder: &str, rest: &str) -> String {
+    if folder.is_empty() {
+        rest.to_string()
+    } else {
+        format!("{folder}/{rest}")
+    }
+}
+
+/// The folder holding `path` (`""` for the root).
+fn parent_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(parent, _)| parent)
 }

@@ -60,10 +60,13 @@ pub fn argv(check: &Check, skills_dir: &str) -> Vec<Vec<String>> {
 }
 
 /// The commands that carry `check` out, `skills_dir` being the pack's skills tree.
-pub fn commands(check: &Check, skills_dir: &str) -> Vec<String> {
+/// `base_dir` the base's tree the changed wording is compared with (the pack's own, unless the
+/// skill moved there from another).
+pub fn commands(check: &Check, skills_dir: &str, base_dir: &str) -> Vec<String> {
     let pack = quoted(&check.pack);
     // `$BASE` is expanded by the shell; the path after it, which a PR names, is quoted whole.
     let base_tree = format!("\"$BASE\"/{}", quoted(skills_dir));
+    let base_wording_tree = format!("\"$BASE\"/{}", quoted(base_dir));
     match check.kind {
         CheckKind::MeasureWording => {
             let variant = check
@@ -72,8 +75,8 @@ pub fn commands(check: &Check, skills_dir: &str) -> Vec<String> {
                 .find(|p| p.ends_with("SKILL.md"))
                 .map_or_else(String::new, |p| quoted(p));
             vec![
-                format!("skilleval score --pack {pack} --skills-dir {base_tree} --variant {variant}"),
-                format!("skilleval run --pack {pack} --skills-dir {base_tree} --variant {variant}"),
+                format!("skilleval score --pack {pack} --skills-dir {base_wording_tree} --variant {variant}"),
+                format!("skilleval run --pack {pack} --skills-dir {base_wording_tree} --variant {variant}"),
             ]
         }
         CheckKind::MeasureTree => vec![
@@ -107,6 +110,9 @@ fn need_label(need: Need) -> &'static str {
         Need::Run => "run",
         Need::Check => "check",
         Need::Nothing => "nothing",
+        Need::Removed => "removed",
+        Need::Moved => "moved",
+        Need::Outside => "not read",
     }
 }
 
@@ -122,16 +128,18 @@ pub fn text(plan: &Plan) -> String {
         plan.changes.len(),
         if plan.changes.len() == 1 { "" } else { "s" }
     );
-    let unread = plan
-        .changes
-        .iter()
-        .filter(|c| c.need == Need::Nothing)
-        .count();
-    for change in plan.changes.iter().filter(|c| c.need != Need::Nothing) {
+    // A moved skill's files are said even when the model reads nothing new in them.
+    let shown = |c: &&super::Change| c.need != Need::Nothing || c.from.is_some();
+    let unread = plan.changes.iter().filter(|c| !shown(c)).count();
+    for change in plan.changes.iter().filter(shown) {
         let skill = change
             .skill
             .as_ref()
             .map_or_else(String::new, |s| format!(" (skill `{s}`)"));
+        let skill = match &change.from {
+            Some(from) => format!("{skill} (moved from {from})"),
+            None => skill,
+        };
         let _ = writeln!(
             out,
             "  {}{skill}: {} — {}",

@@ -77,13 +77,14 @@ impl Pack {
 
     pub fn load(name_or_path: &str) -> anyhow::Result<Pack> {
         let file = Self::locate(name_or_path)?;
-        let text = crate::base::input::read_input_to_string(&file).map_err(|e| {
+        let bytes = crate::base::input::read_input(&file).map_err(|e| {
             anyhow!(
                 "{}: cannot read pack: {e} (a pack is a folder holding pack.toml, or one of the shipped packs: {})",
                 file.display(),
                 source::shipped_names().join(", ")
             )
         })?;
+        let text = crate::base::input::utf8_text(bytes).map_err(|e| anyhow!(e.at(&file)))?;
         Self::parse(&text, &file)
     }
 

@@ -559,6 +559,29 @@ fn check_skill_name(skill: &str, source: &Source) -> anyhow::Result<()> {
 
 /// The 1-based line of `key = …` in the table `[table]` (or before any table), if written so.
 pub(super) fn key_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
+    // From the parsed document's spans, so that a multi-line string or array whose text holds
+    // `key = …` or `[…]` is not taken for the key or a table; a line scan when it does not parse.
+    if let Ok(document) = toml_edit::ImDocument::parse(text) {
+        let root = document.as_table();
+        let found = match table {
+            None => root.get_key_value(key).map(|(k, _)| k.span()),
+            Some(name) => match root.get(name) {
+                Some(toml_edit::Item::Table(t)) => t.get_key_value(key).map(|(k, _)| k.span()),
+                Some(toml_edit::Item::ArrayOfTables(tables)) => tables
+                    .iter()
+                    .find_map(|t| t.get_key_value(key))
+                    .map(|(k, _)| k.span()),
+                _ => None,
+            },
+        };
+        return found
+            .flatten()
+            .map(|span| text[..span.start].matches('\n').count() + 1);
+    }
+    key_line_by_lines(text, table, key)
+}
+
+fn key_line_by_lines(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
     let mut current: Option<String> = None;
     for (index, line) in text.lines().enumerate() {
         let code = line.split('#').next().unwrap_or("").trim();

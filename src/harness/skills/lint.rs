@@ -283,6 +283,8 @@ fn front_matter(text: &str) -> Result<(serde_yaml::Mapping, &str), (usize, Strin
     // A tagged mapping counts as its mapping.
     match value.as_mapping() {
         Some(map) => Ok((map.clone(), body)),
+        // An empty front matter: every required field is missing.
+        None if value.is_null() => Ok((serde_yaml::Mapping::new(), body)),
         None => Err((2, "front matter must be a mapping of fields".into())),
     }
 }

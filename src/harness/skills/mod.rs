@@ -161,6 +161,12 @@ impl Skill {
 pub fn parse_skill_md(text: &str, source: &Path) -> anyhow::Result<(SkillMeta, String)> {
     let shown = source.display();
     let (yaml, body) = split_front_matter(text).map_err(|e| anyhow!("{shown}: {e}"))?;
+    if yaml.lines().all(|line| {
+        let line = line.trim();
+        line.is_empty() || line.starts_with('#')
+    }) {
+        bail!("{shown}:2: front matter field `name` is missing: the front matter is empty, and the Agent Skills format requires `name` and `description`");
+    }
     let meta: SkillMeta = serde_yaml::from_str(yaml).map_err(|e| {
         // The YAML starts on the file's second line, after `---`.
         let message = e.to_string();
@@ -201,17 +207,24 @@ pub fn split_front_matter(text: &str) -> Result<(&str, &str), &'static str> {
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
         .ok_or("no front matter (the file must start with a line `---`)")?;
-    let end = rest
-        .find("\n---")
-        .ok_or("front matter is not closed by a line `---`")?;
-    let body = rest[end + 4..]
+    // An empty front matter closes on the line after it opens.
+    let (yaml, after) = match rest.strip_prefix("---") {
+        Some(after) => ("", after),
+        None => {
+            let end = rest
+                .find("\n---")
+                .ok_or("front matter is not closed by a line `---`")?;
+            (&rest[..end], &rest[end + 4..])
+        }
+    };
+    let body = after
         .trim_start_matches(['-', '\r'])
         .trim_start_matches('\n');
-    Ok((&rest[..end], body))
+    Ok((yaml, body))
 }
 
-/// Whether `SKILL.md` text opens with front matter: a line `---` followed by a `key:` line. A
-/// body may open with a `---` rule too, followed by anything else.
+/// Whether `SKILL.md` text opens with front matter: a line `---` followed by a `key:` line or
+/// by the closing `---`. A body may open with a `---` rule too, followed by anything else.
 pub fn has_front_matter(text: &str) -> bool {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
@@ -219,12 +232,14 @@ pub fn has_front_matter(text: &str) -> bool {
         return false;
     }
     lines.next().is_some_and(|line| {
-        line.split_once(':').is_some_and(|(key, _)| {
-            !key.is_empty()
-                && key
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        })
+        // `---` twice: an empty front matter, refused for the fields it lacks.
+        line.trim_end() == "---"
+            || line.split_once(':').is_some_and(|(key, _)| {
+                !key.is_empty()
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
     })
 }
 
@@ -240,8 +255,7 @@ pub fn read_variant(path: &Path) -> anyhow::Result<String> {
     let shown = path.display();
     let bytes = crate::base::input::read_input_limited(path, SKILL_FILE_MAX_BYTES, "a skill")
         .map_err(|e| anyhow!("{shown}: cannot read variant: {e}"))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| anyhow!("{shown}: the variant is not UTF-8 text ({e})"))?;
+    let text = crate::base::input::utf8_text(bytes).map_err(|e| anyhow!(e.at(path)))?;
     if text.contains('\0') {
         bail!("{shown}: the variant holds NUL bytes; it is not a text file");
     }
@@ -294,8 +308,7 @@ impl SkillTree {
             let bytes =
                 crate::base::input::read_input_limited(&source, SKILL_FILE_MAX_BYTES, "a skill")
                     .with_context(|| format!("{}: cannot read", source.display()))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| anyhow!("{}: not UTF-8 text", source.display()))?;
+            let text = crate::base::input::utf8_text(bytes).map_err(|e| anyhow!(e.at(&source)))?;
             let (meta, body) = parse_skill_md(&text, &source)?;
             if tree.skills.contains_key(&meta.name) {
                 bail!(
