@@ -8,20 +8,18 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::cli::{command, outcome};
 use common::git_repo::{commit, git, skills_repository, write, WEATHER_PACK};
 use serde_json::Value;
 
 /// Runs `skilleval` in `dir` with `args`, split at spaces: the exit code, stdout and stderr.
 fn skilleval(dir: &Path, args: &str) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
-        .args(args.split(' '))
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    outcome(
+        &command()
+            .current_dir(dir)
+            .args(args.split(' '))
+            .output()
+            .unwrap(),
     )
 }
 
@@ -110,6 +108,7 @@ fn plan_run_report_matches_the_comparisons_run_by_hand() {
             flags.join(" ")
         ));
     }
+    script.push_str("rm -rf \"$BASE\"\n");
     let bin = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(
         env!("CARGO_BIN_EXE_skilleval"),
@@ -182,7 +181,7 @@ fn a_run_whose_laws_all_hold_in_the_control_is_vacuous() {
         .collect();
     assert_eq!(
         vacuous,
-        ["- vacuous: packs/weather (packs/weather/pack.toml:2): every law held in the 1 unit of the control arm (the skill's body removed): the laws do not need the skill, so the pack cannot tell it from none"],
+        ["- vacuous: packs/weather (packs/weather/pack.toml:4): every law held in the 1 unit of the control arm (the skill's body removed): the laws do not need the skill, so the pack cannot tell it from none"],
         "{report}"
     );
     assert!(

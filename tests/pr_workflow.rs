@@ -344,7 +344,7 @@ fn the_workflow_steps_post_the_pr_report() {
     let failed = "| failed (exit 1: error: /nonexistent/model.gguf: model file not found) |";
     for (command, flags) in [("score", ""), ("run", " --repeats 3")] {
         let row = format!(
-            "| packs/weather | packs/weather/pack.toml:2 | `skilleval {command} --pack packs/weather --skills-dir $BASE/skills --variant skills/weather/SKILL.md --output {} --fail-on worse{flags} --model /nonexistent/model.gguf` {failed}",
+            "| packs/weather | packs/weather/pack.toml:4 | `skilleval {command} --pack packs/weather --skills-dir $BASE/skills --variant skills/weather/SKILL.md --output {} --fail-on worse{flags} --model /nonexistent/model.gguf` {failed}",
             pr.strip_prefix(&job.checkout).unwrap().join(format!("0-{command}")).display()
         );
         assert!(report.contains(&row), "{row}\n{report}");
@@ -387,7 +387,7 @@ fn the_workflow_steps_gate_a_pr_on_the_model() {
     );
     for command in ["score", "run"] {
         let row = format!(
-            "| packs/weather | packs/weather/pack.toml:2 | `skilleval {command} --pack packs/weather"
+            "| packs/weather | packs/weather/pack.toml:4 | `skilleval {command} --pack packs/weather"
         );
         assert!(report.contains(&row), "{row}\n{report}");
     }

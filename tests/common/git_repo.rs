@@ -42,8 +42,12 @@ pub fn commit(dir: &Path, message: &str) {
 
 pub const WEATHER: &str = "---\nname: weather\ndescription: Look up the forecast for a place.\nversion: \"1\"\n---\nCall forecast with the place as written.\n";
 pub const NOTES: &str = "---\nname: notes\ndescription: Keep the user's notes.\nversion: \"1\"\n---\nAdd a note with notes_add.\n";
+pub const TODO: &str =
+    "---\nname: todo\ndescription: Track tasks.\n---\nKeep a list of the user's tasks.\n";
 
-pub const WEATHER_PACK: &str = r#"name = "weather"
+pub const WEATHER_PACK: &str = r#"# The forecast skill on the shared skills folder.
+name = "weather"
+description = "Does the skill make the model call forecast?"
 skill = "weather"
 skills_dir = "../../skills"
 corpus = "corpus.jsonl"
