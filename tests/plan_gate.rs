@@ -9,7 +9,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::git_repo::{commit, git, write, NOTES, NOTES_PACK, TODO, WEATHER, WEATHER_PACK};
+use common::git_repo::{
+    commit, git, skills_and_packs, write, NOTES, NOTES_PACK, TODO, WEATHER, WEATHER_PACK,
+};
 use serde_json::Value;
 
 /// The 1-based line of `skill = …` in a pack's text, as the test wrote it.
@@ -23,34 +25,8 @@ fn skill_line(pack_text: &str) -> usize {
 
 /// `main` with the skills, two packs and a second commit; the branch `pr` made from it.
 fn repository() -> tempfile::TempDir {
-    let temp = tempfile::tempdir().unwrap();
-    let dir = temp.path();
-    git(dir, &["init", "-q", "-b", "main"]);
-    write(dir, "skills/weather/SKILL.md", WEATHER);
-    write(dir, "skills/notes/SKILL.md", NOTES);
-    write(dir, "skills/todo/SKILL.md", TODO);
-    write(dir, "README.md", "A skills repository.\n");
-    commit(dir, "skills");
-    write(dir, "packs/weather/pack.toml", WEATHER_PACK);
-    write(
-        dir,
-        "packs/weather/corpus.jsonl",
-        "{\"id\": \"a1\", \"category\": \"ask\", \"prompt\": \"weather in Oslo?\", \"place\": \"Oslo\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hello\"}\n",
-    );
-    write(
-        dir,
-        "packs/weather/fixtures/forecast/oslo.json",
-        "{\"tool\": \"forecast\", \"arguments\": {\"place\": \"Oslo\"}, \"recorded_from_live\": false, \"status\": 200, \"body\": \"Oslo: 11 °C, light rain\"}\n",
-    );
-    write(dir, "packs/notes/pack.toml", NOTES_PACK);
-    write(
-        dir,
-        "packs/notes/corpus.jsonl",
-        "{\"id\": \"n1\", \"category\": \"add\", \"prompt\": \"note: buy milk\"}\n{\"id\": \"c1\", \"category\": \"chat\", \"prompt\": \"hi\"}\n",
-    );
-    write(dir, "packs/notes/tools/notes.sh", "#!/bin/sh\necho added\n");
-    commit(dir, "packs");
-    git(dir, &["checkout", "-q", "-b", "pr"]);
+    let temp = skills_and_packs();
+    git(temp.path(), &["checkout", "-q", "-b", "pr"]);
     temp
 }
 

@@ -100,15 +100,15 @@ kind = "tool_not_called"
 categories = ["chat"]
 "#;
 
-/// The repository GitHub would hold: `main` with the skills and two packs, a PR branch `pr`
-/// that rewords weather's body and bumps notes' `version:` only, and a commit on `main` after
-/// the branch point (not the PR's).
-pub fn skills_repository() -> tempfile::TempDir {
+/// `main` with three skills (weather, notes, todo), a README and two packs that read the
+/// skills folder (weather's and notes'), in two commits.
+pub fn skills_and_packs() -> tempfile::TempDir {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
     git(dir, &["init", "-q", "-b", "main"]);
     write(dir, "skills/weather/SKILL.md", WEATHER);
     write(dir, "skills/notes/SKILL.md", NOTES);
+    write(dir, "skills/todo/SKILL.md", TODO);
     write(dir, "README.md", "A skills repository.\n");
     commit(dir, "skills");
     write(dir, "packs/weather/pack.toml", WEATHER_PACK);
@@ -130,6 +130,15 @@ pub fn skills_repository() -> tempfile::TempDir {
     );
     write(dir, "packs/notes/tools/notes.sh", "#!/bin/sh\necho added\n");
     commit(dir, "packs");
+    temp
+}
+
+/// The repository GitHub would hold: [`skills_and_packs`], a PR branch `pr` that rewords
+/// weather's body and bumps notes' `version:` only, and a commit on `main` after the branch
+/// point (not the PR's).
+pub fn skills_repository() -> tempfile::TempDir {
+    let temp = skills_and_packs();
+    let dir = temp.path();
     git(dir, &["checkout", "-q", "-b", "pr"]);
     write(
         dir,
