@@ -10,6 +10,7 @@
 # SKILLEVAL  the program (default: skilleval on PATH)
 # OUTPUT     where the runs go (default: output); REPORT where the PR's report is copied
 #            (default: pr-report.md); PR the pull request's number, for `gh pr comment`
+# REPEATS    repeats of every run (default: run's own)
 #
 # Exit: 1 when a changed skill no pack measures, or a refused gate, stops it before any run;
 # else the status of `plan --run` (3: a row is worse).
@@ -22,13 +23,17 @@ base=()
 if [ -n "${BASE_REF:-}" ]; then
   base=(--base "$BASE_REF")
 fi
+repeats=()
+if [ -n "${REPEATS:-}" ]; then
+  repeats=(--repeats "$REPEATS")
+fi
 if [ "${1:-}" = "--" ]; then
   shift
 fi
 
 "$skilleval" plan ${base[@]+"${base[@]}"} --strict
 status=0
-"$skilleval" plan ${base[@]+"${base[@]}"} --run --fail-on worse --output "$output" -- "$@" || status=$?
+"$skilleval" plan ${base[@]+"${base[@]}"} --run --fail-on worse ${repeats[@]+"${repeats[@]}"} --output "$output" -- "$@" || status=$?
 
 root="$(git rev-parse --show-toplevel)"
 case "$output" in

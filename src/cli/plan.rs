@@ -173,6 +173,10 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
             let report = run_folder
                 .as_ref()
                 .and_then(|f| std::fs::read_to_string(f.join("report.md")).ok());
+            let vacuous = match (&run_folder, command.as_str()) {
+                (Some(folder), "run") => vacuous_control(folder),
+                _ => None,
+            };
             outcomes.push(Outcome {
                 check: index,
                 command: shown,
@@ -180,6 +184,7 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
                 run_folder,
                 report,
                 last_error_line,
+                vacuous,
             });
         }
     }
@@ -187,7 +192,7 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
     crate::base::write::write_atomic(&report_file, plan.render_pr_report(&outcomes).as_bytes())
         .map_err(|e| anyhow!("{}: {e}", report_file.display()))?;
     crate::outln!("plan --run: the PR's report: {}", report_file.display());
-    let worst = outcomes
+    let mut worst = outcomes
         .iter()
         .map(|o| match o.exit {
             Some(0) => 0,
@@ -196,7 +201,21 @@ fn carry_out(plan: &Plan, args: &PlanArgs) -> anyhow::Result<u8> {
         })
         .max()
         .unwrap_or(0);
+    let vacuous = outcomes.iter().filter(|o| o.vacuous.is_some()).count();
+    if vacuous > 0 && args.fail_on.is_some() {
+        eprintln!("plan --run: exit 1 (--fail-on): {vacuous} run(s) could not fail, every law held in the control arm (the report says which)");
+        worst = worst.max(1);
+    }
     Ok(worst)
+}
+
+/// `control::vacuous_control`, a journal it cannot read only warned of: the run's own report
+/// stands.
+fn vacuous_control(run_folder: &Path) -> Option<String> {
+    gate::control::vacuous_control(run_folder).unwrap_or_else(|e| {
+        eprintln!("warning: plan --run: {e}");
+        None
+    })
 }
 
 /// Copies a child's stderr to ours as it comes (progress lines included) and returns its last

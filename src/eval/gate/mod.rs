@@ -5,6 +5,7 @@
 //! pack measures is named. A check that could not fail for the change is refused.
 
 mod change;
+pub mod control;
 pub mod coverage;
 pub mod git;
 mod pr_report;

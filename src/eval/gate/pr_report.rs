@@ -1,6 +1,7 @@
 //! The one report of a whole PR that `plan --run` writes: the headline first (each command
-//! carried out, and whether it passed), then each pack's own report as its run wrote it, then
-//! what the plan left to do by hand, the skills no pack measures and the refused gates.
+//! carried out, and whether it passed), the runs that could not have failed (every law held in
+//! the control), the skills no pack measures and what the plan left to do by hand, then each
+//! pack's own report as its run wrote it.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -22,10 +23,13 @@ pub struct Outcome {
     pub report: Option<String>,
     /// The last line the command wrote on stderr: why it failed, when it did.
     pub last_error_line: Option<String>,
+    /// Why the run could not have failed for its skill (`control::vacuous_control`), when so.
+    pub vacuous: Option<String>,
 }
 
 fn verdict(o: &Outcome) -> String {
     match o.exit {
+        Some(0) if o.vacuous.is_some() => "vacuous (every law held in the control)".into(),
         Some(0) => "passed".into(),
         Some(3) => "worse (--fail-on worse)".into(),
         Some(4) => "no skill effect (--fail-on no-skill-effect)".into(),
@@ -42,7 +46,10 @@ pub fn render(plan: &Plan, outcomes: &[Outcome]) -> String {
     let mut out = String::new();
     let short = &plan.base[..plan.base.len().min(12)];
     let _ = writeln!(out, "# Skill PR against {short} ({})\n", plan.base_how);
-    let failed = outcomes.iter().filter(|o| o.exit != Some(0)).count();
+    let failed = outcomes
+        .iter()
+        .filter(|o| o.exit != Some(0) || o.vacuous.is_some())
+        .count();
     let _ = writeln!(
         out,
         "**{} of {} command{} passed.**\n",
@@ -65,6 +72,16 @@ pub fn render(plan: &Plan, outcomes: &[Outcome]) -> String {
             );
         }
         out.push('\n');
+    }
+    for o in outcomes {
+        if let Some(why) = &o.vacuous {
+            let check = &plan.checks[o.check];
+            let _ = writeln!(
+                out,
+                "- vacuous: {} ({}): {why}",
+                check.pack, check.provenance
+            );
+        }
     }
     for u in &plan.uncovered {
         let _ = writeln!(
