@@ -15,8 +15,11 @@ use std::time::{Duration, Instant};
 
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
+use skilleval::eval::score;
 use skilleval::harness::backend::openai::{OpenAiBackend, OpenAiOptions};
-use skilleval::harness::backend::{Backend, GenRequest, Sampling};
+use skilleval::harness::backend::{
+    Backend, ContinuationScore, GenRequest, Generation, Sampling, ScoreRequest,
+};
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::grammar::{self, OfferedTool};
 use skilleval::harness::toolcall::CallFormat;
@@ -422,5 +425,118 @@ fn backend_flags_that_do_not_fit_are_one_line_before_anything_loads() {
     assert!(
         stderr.contains("give the server's URL, e.g. http://"),
         "{stderr}"
+    );
+}
+
+/// A backend that keeps every score request it answers, with the answer.
+struct Recording<'a> {
+    inner: &'a mut dyn Backend,
+    scored: Vec<(ScoreRequest, ContinuationScore)>,
+}
+
+impl Backend for Recording<'_> {
+    fn family(&self) -> Family {
+        self.inner.family()
+    }
+    fn info(&self) -> skilleval::harness::backend::BackendInfo {
+        self.inner.info()
+    }
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        self.inner.generate(request)
+    }
+    fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+        let answer = self.inner.score(request)?;
+        self.scored.push((request.clone(), answer.clone()));
+        Ok(answer)
+    }
+}
+
+/// Truth: the embedded backend's scores, an independent engine call (llama.cpp's samplers on
+/// the logits in this process). The score requests the weather pack makes (two samples, every
+/// arm; the first four) are put to llama-server as well, at the pack's sampler and greedily:
+/// the same tokens, the same greedy token at every position, every token's sampler probability
+/// within 0.15 and its likelihood within 1.5 in log (what another engine's logits allow, as
+/// measured; the formulas themselves are held exactly by `server_score`'s unit tests).
+#[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
+fn scores_through_the_server_match_the_embedded_backend() {
+    let Some(binary) = require_server() else {
+        return;
+    };
+    let mut server = Server::start(&binary, &[]);
+    server.wait_healthy();
+    let out = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut opts =
+        RunOptions::new(Pack::load(root.join("packs/weather").to_str().unwrap()).unwrap());
+    opts.limit = Some(2);
+    opts.repeats = 1;
+    opts.output_root = out.path().to_path_buf();
+    let prepared = runner::prepare(&opts).unwrap();
+    let references = score::references(&prepared).unwrap();
+    let mut embedded = common::model::backend();
+    let mut recording = Recording {
+        inner: &mut *embedded,
+        scored: Vec::new(),
+    };
+    score::score(
+        &mut recording,
+        &prepared,
+        &references,
+        score::ScoreSettings::default(),
+        None,
+        false,
+    )
+    .expect("the embedded score");
+    let mut requests = recording.scored;
+    assert!(requests.len() >= 4, "{} score requests", requests.len());
+    // A few: each position is one or two server requests, slow on a shared CPU.
+    requests.truncate(4);
+    // The same requests, greedily: probabilities 1 or 0, likelihoods at temperature 1.
+    let greedy: Vec<ScoreRequest> = requests
+        .iter()
+        .map(|(r, _)| ScoreRequest {
+            sampling: Sampling {
+                temperature: 0.0,
+                ..r.sampling
+            },
+            ..r.clone()
+        })
+        .collect();
+    for request in greedy {
+        let answer = embedded.score(&request).unwrap();
+        requests.push((request, answer));
+    }
+    let mut backend = OpenAiBackend::connect(&OpenAiOptions::new(&server.url).unwrap())
+        .expect("the server answers");
+    let (mut worst_p, mut worst_log_l, mut tokens) = (0.0_f64, 0.0_f64, 0);
+    for (request, ours) in &requests {
+        let theirs = backend.score(request).expect("the server scores");
+        let pieces = |s: &ContinuationScore| -> Vec<(String, usize)> {
+            s.tokens.iter().map(|t| (t.piece.clone(), t.end)).collect()
+        };
+        assert_eq!(pieces(ours), pieces(&theirs), "the same tokens");
+        assert_eq!(ours.prompt_tokens, theirs.prompt_tokens, "the same prompt");
+        for (a, b) in ours.tokens.iter().zip(&theirs.tokens) {
+            if request.sampling.temperature <= 0.0 {
+                assert_eq!(
+                    a.probability, b.probability,
+                    "the greedy token at {:?}",
+                    a.piece
+                );
+            }
+            worst_p = worst_p.max((a.probability - b.probability).abs());
+            worst_log_l = worst_log_l.max((a.likelihood.ln() - b.likelihood.ln()).abs());
+            tokens += 1;
+        }
+    }
+    eprintln!(
+        "{} score requests, {tokens} tokens: max |Δ probability| {worst_p:.2e}, max |Δ log likelihood| {worst_log_l:.2e}",
+        requests.len()
+    );
+    assert!(worst_p < 1e-3, "probability differs by {worst_p}");
+    assert!(
+        worst_log_l < 1e-3,
+        "log likelihood differs by {worst_log_l}"
     );
 }
