@@ -237,7 +237,7 @@ impl OpenAiBackend {
     }
 
     /// POSTs `body` as JSON to `path`: the JSON answer, or one line naming the URL.
-    pub(super) fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         let url = format!("{}{path}", self.options.endpoint);
         let body = body.to_string();
         self.with_retries(|| {
@@ -249,24 +249,9 @@ impl OpenAiBackend {
         .map_err(|failure| anyhow!("{url}: {}", failure.message))
     }
 
-    /// The server's base URL.
-    pub(super) fn endpoint(&self) -> &str {
-        &self.options.endpoint
-    }
-
-    /// The model to name in a request, when one was chosen or listed.
-    pub(super) fn model(&self) -> Option<&str> {
-        self.model.as_deref()
-    }
-
-    /// Which server this is, for the probabilities it can give.
-    pub(super) fn owned_by(&self) -> Option<&str> {
-        self.owned_by.as_deref()
-    }
-
     /// How this server gives the probabilities `score` reads, or the one-line refusal.
     pub fn score_source(&self) -> anyhow::Result<super::server_score::ScoreSource> {
-        super::server_score::ScoreSource::of(&self.options.endpoint, self.owned_by())
+        super::server_score::ScoreSource::of(&self.options.endpoint, self.owned_by.as_deref())
     }
 
     fn authorized(&self, request: ureq::Request) -> ureq::Request {
@@ -417,6 +402,24 @@ impl OpenAiBackend {
             }
         }
         body
+    }
+}
+
+impl super::server_score::ScoreServer for OpenAiBackend {
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        OpenAiBackend::post(self, path, body)
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.options.endpoint
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    fn owned_by(&self) -> Option<&str> {
+        self.owned_by.as_deref()
     }
 }
 

@@ -16,8 +16,19 @@ use std::time::Instant;
 use anyhow::{anyhow, bail};
 use serde_json::{json, Value};
 
-use super::openai::OpenAiBackend;
 use super::{ContinuationScore, Sampling, ScoreRequest, TokenScore};
+
+/// What this file needs of a server connection (`openai::OpenAiBackend`).
+pub trait ScoreServer {
+    /// POSTs JSON to a path: the JSON answer, or one line naming the URL.
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value>;
+    /// The server's base URL.
+    fn endpoint(&self) -> &str;
+    /// The model to name in a request.
+    fn model(&self) -> Option<&str>;
+    /// Who the server says owns the model (`owned_by` at `/v1/models`).
+    fn owned_by(&self) -> Option<&str>;
+}
 
 /// A bias that makes a token the one drawn whatever the others' logits are: llama.cpp's
 /// server reports the raw probabilities, before any bias, of the token it drew.
@@ -150,7 +161,10 @@ fn token_score(
 }
 
 /// [`super::Backend::score`] for a server.
-pub fn score(server: &OpenAiBackend, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+pub fn score(
+    server: &dyn ScoreServer,
+    request: &ScoreRequest,
+) -> anyhow::Result<ContinuationScore> {
     match ScoreSource::of(server.endpoint(), server.owned_by())? {
         ScoreSource::LlamaServer => score_on_llama_server(server, request),
         ScoreSource::Vllm => score_on_vllm(server, request),
@@ -215,7 +229,7 @@ fn token_ids(value: &Value, url: &str) -> anyhow::Result<Vec<i64>> {
 /// temperature other than 1, one more whose temperature-only sampler gives the whole
 /// vocabulary's sum at that temperature.
 fn score_on_llama_server(
-    server: &OpenAiBackend,
+    server: &dyn ScoreServer,
     request: &ScoreRequest,
 ) -> anyhow::Result<ContinuationScore> {
     let started = Instant::now();
@@ -339,7 +353,7 @@ fn llama_server_top_post_sampling(answer: &Value, url: &str) -> anyhow::Result<(
 /// vLLM: the prompt and the continuation sent as one prompt of token ids, with the top-k
 /// log-probabilities of every prompt position (`prompt_logprobs`).
 fn score_on_vllm(
-    server: &OpenAiBackend,
+    server: &dyn ScoreServer,
     request: &ScoreRequest,
 ) -> anyhow::Result<ContinuationScore> {
     let started = Instant::now();
