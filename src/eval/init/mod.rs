@@ -406,20 +406,45 @@ fn world_of(tools: &[(String, ToolSource)], writes: &[String]) -> Option<&'stati
 }
 
 /// Whether a skill's text states a confirmation before a change: "confirm", "ask before",
-/// "approval", "permission" and the like. `init` then asks for the tool that changes something.
+/// "approval", "permission" and the like, as whole words, so that an "approved translation" or
+/// an "unconfirmed booking" is no request for one. `init` then asks for the tool that changes
+/// something.
 pub fn states_confirmation(skill_text: &str) -> bool {
-    let text = skill_text.to_lowercase();
-    [
-        "confirm",
-        "approval",
-        "approve",
-        "permission",
-        "ask before",
-        "ask the user before",
-        "check with the user",
-    ]
-    .iter()
-    .any(|w| text.contains(w))
+    static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(confirm|confirms|confirmed|confirmation|approval|approve|permission|ask (the user )?before|check with the user)\b",
+        )
+        .expect("a valid pattern")
+    });
+    WORDS.is_match(skill_text)
+}
+
+#[cfg(test)]
+mod confirmation_tests {
+    use super::states_confirmation;
+
+    /// Truth: a person's labels of skill sentences.
+    #[test]
+    fn a_confirmation_is_read_from_whole_words_only() {
+        let labelled = [
+            (
+                "Confirm the note's title with the user before you delete it.",
+                true,
+            ),
+            ("Ask before you cancel a booking.", true),
+            ("Ask the user before sending anything.", true),
+            ("Wait for their approval, then call delete_note.", true),
+            ("Get permission before you write.", true),
+            ("Once the user has confirmed, call book.", true),
+            ("Reply with the approved translation from the tool.", false),
+            ("An unconfirmed booking shows as pending.", false),
+            ("Approvers are listed in the tool's result.", false),
+            ("Give the weather for the place the user names.", false),
+        ];
+        for (sentence, expected) in labelled {
+            assert_eq!(states_confirmation(sentence), expected, "{sentence}");
+        }
+    }
 }
 
 /// How `init` reports where a tool gets its answers.
