@@ -1,9 +1,10 @@
 //! A pack: `packs/<name>/pack.toml` names the skill under test, its baseline skills tree, the
 //! corpus, the tools with their fixture routes (`tools.rs`), the judge's laws and the
 //! categories. `parse.rs` reads and checks the file; `source.rs` finds it (a path, a name, a
-//! shipped pack, the pack a run recorded).
+//! shipped pack, the pack a run recorded); `scripts.rs` adds the skills' own scripts as tools.
 
 mod parse;
+pub mod scripts;
 pub mod source;
 mod tools;
 
