@@ -227,6 +227,21 @@ impl Pack {
             fixtures: format!("{:x}", fixtures.finalize()),
             pack_without_laws: Some(self.without_laws_sha256.clone()),
             laws: self.law_digests_by_name(),
+            script_tools: self.script_tools_digest(),
+        })
+    }
+
+    /// SHA-256 of what the model reads of each Python script's tool (name, description,
+    /// schema), as read when the pack loaded; none when no skill carries one.
+    pub fn script_tools_digest(&self) -> Option<String> {
+        let read: Vec<serde_json::Value> = self
+            .tools
+            .iter()
+            .filter(|t| t.script.is_some())
+            .map(|t| serde_json::json!([t.name, t.description, t.parameters]))
+            .collect();
+        (!read.is_empty()).then(|| {
+            crate::eval::digest::sha256_hex(serde_json::Value::Array(read).to_string().as_bytes())
         })
     }
 }
