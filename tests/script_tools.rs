@@ -354,7 +354,7 @@ fn the_real_model_runs_records_and_replays_a_skill_with_scripts() {
     let mut backend = common::model::backend();
     let few = |record, out: &str| {
         let mut opts = options(&pack_dir, temp.path().join(out), record);
-        opts.limit = Some(4);
+        opts.limit = Some(3);
         opts.categories = vec!["needs_quote_postage".into(), "needs_track_parcel".into()];
         opts
     };
