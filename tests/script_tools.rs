@@ -59,12 +59,15 @@ fn by_hand(pack_dir: &Path, tool: &str, args: &[String]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The call a sample needs, if any: the tool and its arguments.
+type NeededCall = Option<(String, Map<String, Value>)>;
+
 /// A model that calls the tool each sample needs with the sample's own values, then repeats
 /// what the tool returned; for a sample that needs no tool, it answers at once.
 #[derive(Clone)]
 struct Clerk {
     /// (prompt, the call it needs, if any).
-    samples: Vec<(String, Option<(String, Map<String, Value>)>)>,
+    samples: Vec<(String, NeededCall)>,
 }
 
 impl Clerk {
