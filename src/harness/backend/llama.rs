@@ -18,10 +18,12 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 
+use super::batch_score::BatchScorer;
 use super::gguf::read_metadata;
+use super::score_read::{sampler_distribution, score_tokens, token_scores};
 use super::{
     Backend, BackendInfo, ContinuationScore, FinishReason, GenMetrics, GenRequest, Generation,
-    Sampling, ScoreRequest, TokenScore,
+    Sampling, ScoreBatch, ScoreRequest,
 };
 use crate::harness::chat_template::{self, ChatTemplate, TemplateInfo};
 use crate::harness::template::Family;
@@ -133,6 +135,8 @@ pub struct LlamaBackend {
     /// The chunk size `cached` was computed in.
     cached_chunk: usize,
     prefix_cache: bool,
+    /// The many-lane context that [`Backend::score_batch`] scores in, made when first needed.
+    scorer: Option<BatchScorer>,
 }
 
 /// A model loaded for the life of the process, with what its metadata says about it. Every
@@ -338,7 +342,14 @@ impl LlamaBackend {
             cached: Vec::new(),
             cached_chunk: PREFILL_CHUNK,
             prefix_cache: options.prefix_cache,
+            scorer: None,
         })
+    }
+
+    /// Prompt tokens per second of the scoring context with no harness: a `prefix` shared by
+    /// every lane, then `tail` tokens of each (`batch_score::bare_prefill_rate`).
+    pub fn bare_prefill_rate(&self, prefix: usize, tail: usize) -> anyhow::Result<f64> {
+        super::batch_score::bare_prefill_rate(self.model, self.info.threads, prefix, tail)
     }
 
     /// The loaded model's vocabulary.
@@ -488,6 +499,18 @@ impl Backend for LlamaBackend {
     fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
         self.score_continuation(request)
     }
+
+    /// Together, in the scoring context's lanes (`batch_score`).
+    fn score_batch(&mut self, requests: &[ScoreRequest]) -> ScoreBatch {
+        let n_ctx = self.context.n_ctx() as usize;
+        BatchScorer::score_in(
+            &mut self.scorer,
+            self.model,
+            self.info.threads,
+            requests,
+            n_ctx,
+        )
+    }
 }
 
 impl LlamaBackend {
@@ -496,42 +519,12 @@ impl LlamaBackend {
     fn score_continuation(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
         let started = Instant::now();
         let vocab = self.model.vocab();
-        let as_request = |prompt: String| GenRequest {
-            prompt,
-            max_tokens: 0,
-            stop: Vec::new(),
-            sampling: request.sampling,
-            grammar: None,
-            markers: request.markers.clone(),
-        };
-        let prompt = prompt_tokens(&vocab, &as_request(request.prompt.clone()));
-        let whole = prompt_tokens(
-            &vocab,
-            &as_request(format!("{}{}", request.prompt, request.continuation)),
-        );
-        if prompt.is_empty() {
-            bail!("the prompt is empty");
-        }
-        // Tokenized as one text, as the model reads it; where the prompt's own tokens are not
-        // a prefix of that (a merge across the seam), the continuation is tokenized alone.
-        let continuation: Vec<LlamaToken> = if whole.starts_with(&prompt) {
-            whole[prompt.len()..].to_vec()
-        } else {
-            vocab.tokenize(request.continuation.as_bytes(), false, false)
-        };
-        if continuation.is_empty() {
-            bail!("the continuation to score is empty");
-        }
         let n_ctx = self.context.n_ctx() as usize;
-        if prompt.len() + continuation.len() >= n_ctx {
-            bail!(
-                "the prompt and the scored text have {} tokens, more than the context of {n_ctx} holds",
-                prompt.len() + continuation.len()
-            );
-        }
+        let (prompt, continuation) = score_tokens(&vocab, request, n_ctx)?;
         let cached = self.prefill_in(&prompt, SCORE_CHUNK)?;
         let last = prompt.len() - 1;
-        let mut distributions = vec![self.sampler_distribution(
+        let mut distributions = vec![sampler_distribution(
+            &self.context,
             (last % SCORE_CHUNK) as i32,
             &request.sampling,
             continuation[0],
@@ -551,87 +544,20 @@ impl LlamaBackend {
                 .map_err(|e| anyhow!("scoring decode failed: {e}"))?;
             for i in 0..chunk.len() {
                 let next = continuation[chunk_index * PREFILL_CHUNK + i + 1];
-                distributions.push(self.sampler_distribution(i as i32, &request.sampling, next));
+                distributions.push(sampler_distribution(
+                    &self.context,
+                    i as i32,
+                    &request.sampling,
+                    next,
+                ));
             }
         }
-        let mut tokens = Vec::with_capacity(continuation.len());
-        let mut bytes: Vec<u8> = Vec::new();
-        for (token, (distribution, likelihood)) in continuation.iter().zip(&distributions) {
-            let piece = vocab.token_to_piece(*token, false, None);
-            bytes.extend_from_slice(&piece);
-            tokens.push(TokenScore {
-                piece: String::from_utf8_lossy(&piece).into_owned(),
-                end: bytes.len(),
-                probability: distribution
-                    .iter()
-                    .find(|(t, _)| t == token)
-                    .map_or(0.0, |(_, p)| *p),
-                likelihood: *likelihood,
-            });
-        }
         Ok(ContinuationScore {
-            tokens,
+            tokens: token_scores(&vocab, &continuation, &distributions),
             prompt_tokens: prompt.len() as u32,
             cached_prompt_tokens: cached as u32,
             secs: started.elapsed().as_secs_f64(),
         })
-    }
-
-    /// The tokens the sampler can draw from the logits at `index` of the last decode, with
-    /// their probabilities: llama.cpp's own top-k, top-p and temperature samplers, in the
-    /// order `TokenSampler` chains them, then the softmax its draw makes; at temperature 0
-    /// the greedy token alone. With it, `token`'s likelihood under the plain softmax at the
-    /// temperature (at 1 for greedy) over the whole vocabulary.
-    fn sampler_distribution(
-        &self,
-        index: i32,
-        sampling: &Sampling,
-        token: LlamaToken,
-    ) -> (Vec<(LlamaToken, f64)>, f64) {
-        let likelihood = {
-            let logits = self.context.get_logits_ith(index);
-            let t = if sampling.temperature > 0.0 {
-                f64::from(sampling.temperature)
-            } else {
-                1.0
-            };
-            let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-            let total: f64 = logits.iter().map(|l| ((*l as f64 - max) / t).exp()).sum();
-            let own = logits
-                .get(token.0 as usize)
-                .map_or(f64::NEG_INFINITY, |l| *l as f64);
-            ((own - max) / t).exp() / total
-        };
-        let mut all = self.context.token_data_array_ith(index);
-        if sampling.temperature <= 0.0 {
-            let best = all
-                .data
-                .iter()
-                .max_by(|a, b| a.logit().total_cmp(&b.logit()))
-                .map(|d| d.id());
-            return (best.into_iter().map(|t| (t, 1.0)).collect(), likelihood);
-        }
-        all.apply_sampler(&mut LlamaSampler::top_k(sampling.top_k.max(1)));
-        all.apply_sampler(&mut LlamaSampler::top_p(sampling.top_p.clamp(0.0, 1.0), 1));
-        all.apply_sampler(&mut LlamaSampler::temp(sampling.temperature));
-        let max = all
-            .data
-            .iter()
-            .map(|d| d.logit())
-            .fold(f32::NEG_INFINITY, f32::max) as f64;
-        let weights: Vec<f64> = all
-            .data
-            .iter()
-            .map(|d| (d.logit() as f64 - max).exp())
-            .collect();
-        let total: f64 = weights.iter().sum();
-        let distribution = all
-            .data
-            .iter()
-            .zip(weights)
-            .map(|(d, w)| (d.id(), w / total))
-            .collect();
-        (distribution, likelihood)
     }
 }
 
