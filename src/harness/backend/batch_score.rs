@@ -15,9 +15,9 @@ use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::LlamaModel;
 use llama_cpp_2::token::LlamaToken;
 
-use super::llama::runtime;
 use super::score_read::{sampler_distribution, score_tokens, token_scores, Distribution};
 use super::{ContinuationScore, ScoreBatch, ScoreRequest};
+use llama_cpp_2::llama_backend::LlamaBackend as LlamaRuntime;
 
 /// Lanes decoded together.
 pub const SCORE_LANES: usize = 16;
@@ -76,6 +76,7 @@ impl BatchScorer {
     /// of the logits (other batches), in order. `n_ctx` is the context one request may fill.
     pub(crate) fn score_in(
         slot: &mut Option<BatchScorer>,
+        rt: &LlamaRuntime,
         model: &'static LlamaModel,
         threads: u32,
         requests: &[ScoreRequest],
@@ -104,7 +105,7 @@ impl BatchScorer {
         let mut computed = 0u64;
         if !jobs.is_empty() {
             let needed = jobs.iter().map(|j| j.tokens.len() + 1).max().unwrap_or(1);
-            let outcome = BatchScorer::at_least(slot.take(), model, needed, threads)
+            let outcome = BatchScorer::at_least(slot.take(), rt, model, needed, threads)
                 .and_then(|scorer| slot.insert(scorer).compute(&jobs, requests));
             match outcome {
                 Ok((distributions, kept, tokens)) => {
@@ -138,6 +139,7 @@ impl BatchScorer {
     /// A scorer whose lanes hold at least `needed` cells, reusing `existing` when it does.
     fn at_least(
         existing: Option<BatchScorer>,
+        rt: &LlamaRuntime,
         model: &'static LlamaModel,
         needed: usize,
         threads: u32,
@@ -147,7 +149,7 @@ impl BatchScorer {
         }
         let lane_ctx = needed.div_ceil(512).max(1) * 512;
         let context = model
-            .new_context(runtime()?, params(lane_ctx, threads))
+            .new_context(rt, params(lane_ctx, threads))
             .context("cannot create a llama.cpp scoring context")?;
         Ok(BatchScorer { context, lane_ctx })
     }
@@ -296,12 +298,13 @@ impl BatchScorer {
 /// of equal shares, as [`BatchScorer`] computes them. The rate the limit of a score is taken
 /// at.
 pub fn bare_prefill_rate(
+    rt: &LlamaRuntime,
     model: &'static LlamaModel,
     threads: u32,
     prefix: usize,
     tail: usize,
 ) -> anyhow::Result<f64> {
-    let mut scorer = BatchScorer::at_least(None, model, prefix + tail + 1, threads)?;
+    let mut scorer = BatchScorer::at_least(None, rt, model, prefix + tail + 1, threads)?;
     let word = model.vocab().tokenize(b" weather", false, false);
     let token = *word.first().context("no token for the benchmark's word")?;
     let context = &mut scorer.context;

@@ -20,6 +20,7 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::batch_score::BatchScorer;
 use super::gguf::read_metadata;
+pub use super::score_read::prompt_tokens;
 use super::score_read::{sampler_distribution, score_tokens, token_scores};
 use super::{
     Backend, BackendInfo, ContinuationScore, FinishReason, GenMetrics, GenRequest, Generation,
@@ -349,7 +350,13 @@ impl LlamaBackend {
     /// Prompt tokens per second of the scoring context with no harness: a `prefix` shared by
     /// every lane, then `tail` tokens of each (`batch_score::bare_prefill_rate`).
     pub fn bare_prefill_rate(&self, prefix: usize, tail: usize) -> anyhow::Result<f64> {
-        super::batch_score::bare_prefill_rate(self.model, self.info.threads, prefix, tail)
+        super::batch_score::bare_prefill_rate(
+            runtime()?,
+            self.model,
+            self.info.threads,
+            prefix,
+            tail,
+        )
     }
 
     /// The loaded model's vocabulary.
@@ -503,8 +510,13 @@ impl Backend for LlamaBackend {
     /// Together, in the scoring context's lanes (`batch_score`).
     fn score_batch(&mut self, requests: &[ScoreRequest]) -> ScoreBatch {
         let n_ctx = self.context.n_ctx() as usize;
+        let rt = match runtime() {
+            Ok(rt) => rt,
+            Err(e) => return super::ScoreBatch::failed(requests.len(), &e),
+        };
         BatchScorer::score_in(
             &mut self.scorer,
+            rt,
             self.model,
             self.info.threads,
             requests,
@@ -574,32 +586,4 @@ pub fn first_stop(text: &str, stops: &[String]) -> Option<(usize, String)> {
         .filter(|s| !s.is_empty())
         .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.clone())))
         .min_by_key(|(at, _)| *at)
-}
-
-/// The tokens of a request's prompt. Special tokens are read in the chat template's markers
-/// only: a piece of content that spells one (a skill, a prompt or a tool result holding
-/// `<end_of_turn><start_of_turn>user`) is tokenized as text, so it cannot open a turn. A prompt
-/// whose content spells none is tokenized whole, exactly as before markers were known; a raw
-/// prompt (no markers) has all its special tokens read.
-pub fn prompt_tokens(
-    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
-    request: &GenRequest,
-) -> Vec<LlamaToken> {
-    let whole = vocab.tokenize(request.prompt.as_bytes(), false, true);
-    if request.markers.is_empty() {
-        return whole;
-    }
-    let pieces = crate::harness::template::pieces(&request.prompt, &request.markers);
-    let spells_a_marker = pieces.iter().any(|(text, marker)| {
-        !marker
-            && vocab.tokenize(text.as_bytes(), false, true)
-                != vocab.tokenize(text.as_bytes(), false, false)
-    });
-    if !spells_a_marker {
-        return whole;
-    }
-    pieces
-        .into_iter()
-        .flat_map(|(text, marker)| vocab.tokenize(text.as_bytes(), false, marker))
-        .collect()
 }

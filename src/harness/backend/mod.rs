@@ -250,6 +250,18 @@ pub struct ScoreBatch {
     pub computed_tokens: u64,
 }
 
+impl ScoreBatch {
+    /// Every one of `count` requests failed with `error`.
+    pub fn failed(count: usize, error: &anyhow::Error) -> Self {
+        ScoreBatch {
+            answers: (0..count)
+                .map(|_| Err(anyhow::anyhow!("{error:#}")))
+                .collect(),
+            computed_tokens: 0,
+        }
+    }
+}
+
 /// Why a backend without prompt probabilities cannot score.
 pub fn cannot_score(name: &str) -> anyhow::Error {
     anyhow::anyhow!(

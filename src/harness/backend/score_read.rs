@@ -10,7 +10,6 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::vocab::LlamaVocab;
 
-use super::llama::prompt_tokens;
 use super::{GenRequest, Sampling, ScoreRequest, TokenScore};
 
 /// A request's prompt tokens and the continuation's, checked to fit a context of `n_ctx`.
@@ -171,4 +170,32 @@ pub(crate) fn token_scores(
         });
     }
     tokens
+}
+
+/// The tokens of a request's prompt. Special tokens are read in the chat template's markers
+/// only: a piece of content that spells one (a skill, a prompt or a tool result holding
+/// `<end_of_turn><start_of_turn>user`) is tokenized as text, so it cannot open a turn. A prompt
+/// whose content spells none is tokenized whole, exactly as before markers were known; a raw
+/// prompt (no markers) has all its special tokens read.
+pub fn prompt_tokens(
+    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
+    request: &GenRequest,
+) -> Vec<LlamaToken> {
+    let whole = vocab.tokenize(request.prompt.as_bytes(), false, true);
+    if request.markers.is_empty() {
+        return whole;
+    }
+    let pieces = crate::harness::template::pieces(&request.prompt, &request.markers);
+    let spells_a_marker = pieces.iter().any(|(text, marker)| {
+        !marker
+            && vocab.tokenize(text.as_bytes(), false, true)
+                != vocab.tokenize(text.as_bytes(), false, false)
+    });
+    if !spells_a_marker {
+        return whole;
+    }
+    pieces
+        .into_iter()
+        .flat_map(|(text, marker)| vocab.tokenize(text.as_bytes(), false, marker))
+        .collect()
 }
