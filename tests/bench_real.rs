@@ -158,12 +158,14 @@ fn bench_and_rescore_in(mode: &str, category: &str, pick: Pick, parallel: Option
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn prompt_mode_runs_and_its_results_rescore_the_same() {
+    let _turn = common::model::turn();
     bench_and_rescore("prompt", "simple_python", 3, None);
 }
 
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn harness_mode_runs_and_its_results_rescore_the_same() {
+    let _turn = common::model::turn();
     bench_and_rescore("harness", "simple_python", 2, Some(1));
 }
 
@@ -172,6 +174,7 @@ fn harness_mode_runs_and_its_results_rescore_the_same() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn multi_turn_runs_and_its_results_rescore_the_same() {
+    let _turn = common::model::turn();
     let pick = Pick::Id("multi_turn_base_100");
     bench_and_rescore_in("prompt", "multi_turn_base", pick, None, 16384);
 }
@@ -180,6 +183,7 @@ fn multi_turn_runs_and_its_results_rescore_the_same() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
+    let _turn = common::model::turn();
     let pick = Pick::Id("multi_turn_miss_func_100");
     bench_and_rescore_in("harness", "multi_turn_miss_func", pick, Some(1), 16384);
 }
@@ -189,6 +193,7 @@ fn multi_turn_harness_mode_runs_and_its_results_rescore_the_same() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn memory_runs_after_its_prerequisites_and_rescores_the_same() {
+    let _turn = common::model::turn();
     let pick = Pick::Id("memory_kv_130-notetaker-0");
     bench_and_rescore_in("prompt", "memory_kv", pick, None, 8192);
 }
@@ -196,6 +201,7 @@ fn memory_runs_after_its_prerequisites_and_rescores_the_same() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn memory_harness_mode_runs_and_its_results_rescore_the_same() {
+    let _turn = common::model::turn();
     let pick = Pick::Id("memory_rec_sum_131-notetaker-1");
     bench_and_rescore_in("harness", "memory_rec_sum", pick, Some(1), 8192);
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
+    let _turn = common::model::turn();
     common::model::model_path();
     // Greedy (chat's default temperature), so the same call every time on the default model.
     let output = common::cli::skilleval(&[
@@ -55,6 +56,7 @@ fn chat_with_a_pack_calls_weather_lookup_and_gets_the_recorded_answer() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_chat_that_stops_on_an_error_exits_non_zero() {
+    let _turn = common::model::turn();
     common::model::model_path();
     let long = "tide ".repeat(400);
     let output = common::cli::skilleval(&[

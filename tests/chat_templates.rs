@@ -178,6 +178,7 @@ fn jinja2_run_now_agrees_with_skilleval_and_with_the_kept_prompts() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_smollm2_template_is_the_model_file_s_own() {
+    let _turn = common::model::turn();
     let meta = skilleval::harness::backend::gguf::read_metadata(&common::model::smol_model_path())
         .unwrap();
     let templates: Vec<TemplateCase> = read("templates.json");
@@ -213,6 +214,7 @@ fn chatml_messages(prompt: &str) -> (Value, bool) {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn smollm2_runs_a_shipped_pack_under_its_own_template() {
+    let _turn = common::model::turn();
     use skilleval::eval::pack::Pack;
     use skilleval::eval::runner::{self, RunOptions};
     use skilleval::harness::backend::llama::{LlamaBackend, LlamaOptions};

@@ -96,6 +96,7 @@ fn replies(e: &JournalEntry) -> Vec<String> {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
+    let _turn = common::model::turn();
     let temp = tempfile::tempdir().unwrap();
     let pack_dir = timetable_copy(temp.path());
     let mut backend = common::model::backend();
@@ -169,6 +170,7 @@ fn a_recording_run_keeps_what_the_program_said_and_a_replay_never_starts_it() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn recording_a_pack_with_nothing_live_to_ask_is_refused() {
+    let _turn = common::model::turn();
     let temp = tempfile::tempdir().unwrap();
     let pack_dir = timetable_copy(temp.path());
     let pack_file = pack_dir.join("pack.toml");

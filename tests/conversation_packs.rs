@@ -209,6 +209,7 @@ fn units_of(folder: &Path) -> Vec<(String, String, u32, String)> {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_conversation_run_cut_short_and_resumed_equals_the_uninterrupted_run() {
+    let _turn = common::model::turn();
     let output = tempfile::tempdir().unwrap();
     let pack = pack_dir("flights");
     let run = |folder: &Path, limit: &str, resume: Option<&str>| {
@@ -330,6 +331,7 @@ fn a_world_or_a_recorded_state_that_cannot_be_is_refused_by_name() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
+    let _turn = common::model::turn();
     use skilleval::eval::runner::{self, RunOptions};
     use skilleval::eval::score;
     use skilleval::eval::score::measure::StepKind;
@@ -412,6 +414,7 @@ fn the_scored_question_tracks_the_sampled_rate_of_asking_it() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn on_the_real_model_writes_wait_for_approval_and_lists_see_earlier_writes() {
+    let _turn = common::model::turn();
     use skilleval::harness::conversation::Act;
     let output = tempfile::tempdir().unwrap();
     let out = common::cli::skilleval(&[
@@ -420,6 +423,8 @@ fn on_the_real_model_writes_wait_for_approval_and_lists_see_earlier_writes() {
         pack_dir("notes").to_str().unwrap(),
         "--category",
         "delete,create",
+        "--limit",
+        "10",
         "--repeats",
         "1",
         "--output",

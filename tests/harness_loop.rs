@@ -739,7 +739,9 @@ fn parse_repairs_are_recorded_on_the_round() {
 fn a_malformed_call_is_not_run_and_is_re_asked_as_a_described_call() {
     let runs = Arc::new(AtomicUsize::new(0));
     let (t, _) = Setup::new().tool(add_minutes_tool(runs.clone())).run(vec![
-        "<function=add_minutes><parameter=minutes>5</function>".into(),
+        // A parameter opener inside a value: ambiguous, so not run.
+        "<function=add_minutes><parameter=minutes>5<parameter=unit>min</parameter></function>"
+            .into(),
         call("add_minutes", &[("minutes", "5")]),
         "Added.".into(),
     ]);

@@ -107,6 +107,7 @@ fn reproducible_json(transcript: &Transcript) -> String {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_loop_on_the_real_model_ends_with_a_transcript_and_real_figures() {
+    let _turn = common::model::turn();
     let t = run_once(greedy());
     assert!(!t.rounds.is_empty());
     assert!(
@@ -137,6 +138,7 @@ fn a_loop_on_the_real_model_ends_with_a_transcript_and_real_figures() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_same_seed_gives_a_byte_identical_transcript() {
+    let _turn = common::model::turn();
     for sampling in [
         greedy(),
         Sampling {
@@ -165,6 +167,7 @@ fn the_same_seed_gives_a_byte_identical_transcript() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_chat_command_prints_a_json_transcript() {
+    let _turn = common::model::turn();
     let out = Command::new(env!("CARGO_BIN_EXE_skilleval"))
         .arg("chat")
         .arg("--skills-dir")

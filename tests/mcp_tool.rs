@@ -168,6 +168,7 @@ fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
+    let _turn = common::model::turn();
     let temp = tempfile::tempdir().unwrap();
     let (pack_dir, notes) = notes_pack(temp.path());
     let pack = Pack::load(&pack_dir.display().to_string()).unwrap();
@@ -197,6 +198,7 @@ fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_recording_run_asks_the_server_and_a_replay_never_starts_it() {
+    let _turn = common::model::turn();
     let temp = tempfile::tempdir().unwrap();
     let (pack_dir, notes) = notes_pack(temp.path());
     let mut backend = common::model::backend();

@@ -174,6 +174,7 @@ fn rounds(result: &RunResult) -> Vec<(String, Vec<String>)> {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
+    let _turn = common::model::turn();
     let Some(binary) = require_server() else {
         return;
     };
@@ -281,6 +282,7 @@ fn a_greedy_run_through_the_server_matches_the_embedded_backend() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_constrained_run_through_the_server_makes_only_offered_calls() {
+    let _turn = common::model::turn();
     let Some(binary) = require_server() else {
         return;
     };
@@ -342,6 +344,7 @@ fn a_constrained_run_through_the_server_makes_only_offered_calls() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn the_backend_retries_while_the_server_loads_and_refuses_a_wrong_key() {
+    let _turn = common::model::turn();
     let Some(binary) = require_server() else {
         return;
     };

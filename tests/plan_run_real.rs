@@ -73,6 +73,7 @@ fn section<'a>(report: &'a str, command_start: &str) -> &'a str {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn plan_run_report_matches_the_comparisons_run_by_hand() {
+    let _turn = common::model::turn();
     common::model::model_path();
     let repo = skills_repository();
     let dir = repo.path();
@@ -154,6 +155,7 @@ fn plan_run_report_matches_the_comparisons_run_by_hand() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_run_whose_laws_all_hold_in_the_control_is_vacuous() {
+    let _turn = common::model::turn();
     common::model::model_path();
     let repo = skills_repository();
     let dir = repo.path();

@@ -92,6 +92,7 @@ fn a_bad_corpus_line_is_named_before_the_model_loads() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
+    let _turn = common::model::turn();
     let model = skilleval::model_path::resolve(None);
     assert!(
         model.is_file(),
@@ -161,13 +162,14 @@ fn a_small_real_run_prints_the_table_and_writes_the_run_folder() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_batched_run_replays_exactly() {
+    let _turn = common::model::turn();
     let output = tempfile::tempdir().unwrap();
     let mut journals = Vec::new();
     for attempt in ["first", "second"] {
         let folder = output.path().join(attempt);
         let out = run_mini_variant(&[
             "--limit",
-            "4",
+            "2",
             "--repeats",
             "2",
             "--parallel",
@@ -222,6 +224,7 @@ fn units_of(folder: &std::path::Path) -> Vec<(String, String, u32, Vec<String>, 
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_run_resumed_one_unit_at_a_time_equals_the_uninterrupted_run() {
+    let _turn = common::model::turn();
     let output = tempfile::tempdir().unwrap();
     let whole = output.path().join("whole");
     let cut = output.path().join("cut");
@@ -277,6 +280,7 @@ fn an_empty_variant_folder_is_one_error_line() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
+    let _turn = common::model::turn();
     let (_temp, pack) = copy_pack("mini");
     let variants = pack.join("variants");
     std::fs::create_dir(&variants).unwrap();
@@ -340,6 +344,7 @@ fn a_folder_of_variants_runs_each_and_a_second_run_reuses_the_baseline() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn an_interrupted_run_names_itself_and_resumes() {
+    let _turn = common::model::turn();
     use std::io::{BufRead, BufReader, Read};
     let output = tempfile::tempdir().unwrap();
     let pack = mini_pack_dir();
@@ -348,7 +353,7 @@ fn an_interrupted_run_names_itself_and_resumes() {
         "--pack",
         pack.to_str().unwrap(),
         "--limit",
-        "4",
+        "2",
         "--repeats",
         "2",
         "--parallel",
@@ -403,14 +408,15 @@ fn an_interrupted_run_names_itself_and_resumes() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // Four samples in control, baseline and the A/A variant, two repeats.
+    // Two samples in control, baseline and the A/A variant, two repeats.
     let journaled = lines(&output.path().join(&run_id).join("journal.jsonl")).len();
-    assert_eq!(journaled, 4 * 3 * 2);
+    assert_eq!(journaled, 2 * 3 * 2);
 }
 
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_sequential_run_on_the_real_model_stops_when_no_row_can_be_called() {
+    let _turn = common::model::turn();
     // The mini pack's six samples can hardly reach the family's level in any row, so the run
     // settles before its third wave, and the manifest and the report say why.
     let output = tempfile::tempdir().unwrap();

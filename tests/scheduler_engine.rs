@@ -51,6 +51,7 @@ const QUESTIONS: [&str; 6] = [
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn one_sequence_engine_matches_the_one_sequence_backend() {
+    let _turn = common::model::turn();
     let requests: Vec<GenRequest> = QUESTIONS
         .iter()
         .enumerate()
@@ -78,6 +79,7 @@ fn one_sequence_engine_matches_the_one_sequence_backend() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn concurrent_requests_are_all_answered() {
+    let _turn = common::model::turn();
     let requests: Vec<GenRequest> = QUESTIONS.iter().map(|q| request(q, 0.0, 0, 12)).collect();
     let engine = engine(4, false);
     let answers = concurrently(&engine, &requests);
@@ -121,6 +123,7 @@ fn long_prefix() -> String {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_shared_prefix_is_reused_across_sequences() {
+    let _turn = common::model::turn();
     let prefix = long_prefix();
     let first = request(&format!("{prefix}How windy is it?"), 0.0, 0, 8);
     let second = request(&format!("{prefix}Is it raining?"), 0.0, 0, 8);
@@ -147,6 +150,7 @@ fn a_shared_prefix_is_reused_across_sequences() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_next_round_reuses_the_prompt_and_the_reply() {
+    let _turn = common::model::turn();
     let prefix = long_prefix();
     let first = request(&format!("{prefix}How windy is it?"), 0.0, 0, 8);
     let engine = engine(2, false);
@@ -174,6 +178,7 @@ fn a_next_round_reuses_the_prompt_and_the_reply() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn forked_handles_replay_exactly_whatever_the_timing() {
+    let _turn = common::model::turn();
     use skilleval::exec::scheduler;
     use std::sync::Mutex;
     use std::time::Duration;
@@ -222,6 +227,7 @@ fn forked_handles_replay_exactly_whatever_the_timing() {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn a_cache_between_generating_sequences_is_left_as_it_was() {
+    let _turn = common::model::turn();
     let engine = engine(3, true);
     let kept = format!("{}Is it raining?", long_prefix());
     let handle = engine.handle();

@@ -75,7 +75,7 @@ impl LiveServices {
         args: &Map<String, Value>,
         world: Option<(&[ToolSpec], &[PriorWrite])>,
     ) -> anyhow::Result<LiveAnswer> {
-        if let Some(mut program) = spec.command_tool() {
+        if let Some(mut program) = spec.program_for(args) {
             let scratch = match world {
                 Some((specs, writes)) => Some(prepared_scratch(spec, specs, writes)?),
                 None => None,
@@ -199,7 +199,7 @@ fn prepared_scratch(
         let Some(mut program) = specs
             .iter()
             .find(|s| s.name == write.tool)
-            .and_then(ToolSpec::command_tool)
+            .and_then(|s| s.program_for(&write.arguments))
         else {
             bail!(
                 "the earlier write {} cannot be run again to reach this call's state: it is not a command tool",

@@ -60,6 +60,8 @@ pub struct BaselineKey {
     pub baseline_body_sha256: String,
     pub corpus_sha256: String,
     pub fixtures_sha256: Option<String>,
+    /// What the model reads of the skills' scripts, which the Python that reads them may change.
+    pub script_tools_sha256: Option<String>,
     pub run_seed: u64,
     pub sampling: Sampling,
     pub budgets: Budgets,
@@ -98,6 +100,7 @@ impl BaselineKey {
             baseline_body_sha256: manifest.baseline_body_sha256.clone(),
             corpus_sha256: manifest.corpus_sha256.clone(),
             fixtures_sha256: inputs.map(|i| i.fixtures.clone()),
+            script_tools_sha256: inputs.and_then(|i| i.script_tools.clone()),
             run_seed: manifest.run_seed,
             sampling: manifest.sampling,
             budgets: manifest.budgets,

@@ -52,23 +52,151 @@ const APPROVAL_WORDS: [&str; 16] = [
     "allow me",
 ];
 
-/// What a reply without calls did: a question when it holds a `?`; asking for approval when
-/// that question also holds one of the approval words (whole words, any case), or has the
-/// shape of a confirmation whatever its words (`confirmation_shape`).
+/// What a reply without calls did. A question when it looks like one by the seed harness's
+/// rule (`looks_like_a_question`), or when its last question has the shape of a confirmation
+/// (`confirmation_shape`), which the seed never reads from prose. A question asks for approval
+/// when it has that shape, or when it is a yes/no question (its question opens with no asking
+/// word: "Which note should I open?" asks for a value) holding one of the approval words
+/// (whole words, any case).
 pub fn classify(reply: &str) -> Act {
-    if !reply.contains('?') {
+    let confirms = confirmation_shape(reply);
+    let Some(question) = question_sentence(reply) else {
+        if confirms {
+            return Act::Approval;
+        }
         return Act::Answer;
-    }
+    };
     let padded = format!(" {} ", fold_words(reply).join(" "));
-    if APPROVAL_WORDS
-        .iter()
-        .any(|w| padded.contains(&format!(" {w} ")))
-        || confirmation_shape(reply)
+    let asks_for_a_value = opening_words(question)
+        .first()
+        .is_some_and(|first| ASKING_WORDS.contains(&first.as_str()));
+    if confirms
+        || !asks_for_a_value
+            && APPROVAL_WORDS
+                .iter()
+                .any(|w| padded.contains(&format!(" {w} ")))
     {
         Act::Approval
     } else {
         Act::Question
     }
+}
+
+/// Auxiliaries and modals that open a yes/no question, their negated forms as `fold_words`
+/// splits them ("isn't" is `isn`, `t`). `do` and `have` are left out: they also open
+/// imperatives ("Have a safe flight.", "Don't forget your passport."), so `DO_HAVE` asks more
+/// of them.
+const QUESTION_AUXILIARIES: [&str; 32] = [
+    "am", "is", "are", "was", "were", "does", "did", "has", "had", "can", "could", "shall",
+    "should", "will", "would", "may", "might", "must", "isn", "aren", "wasn", "weren", "doesn",
+    "didn", "hasn", "haven", "hadn", "couldn", "shouldn", "won", "wouldn", "mustn",
+];
+
+/// `do` and `have` open a question only before a subject: a pronoun or a determiner ("Do you
+/// want…", "Have you got…"); before anything else they are imperatives ("Do let me know.").
+const DO_HAVE: [&str; 3] = ["do", "don", "have"];
+const SUBJECTS: [&str; 17] = [
+    "you", "i", "we", "they", "he", "she", "it", "there", "this", "that", "these", "those", "your",
+    "any", "anyone", "anything", "the",
+];
+
+/// Words a question may open with before its asking word or auxiliary ("So, what is…",
+/// "Sorry, could you…"); a polite imperative stays one ("Please tell me…" opens with `tell`).
+const OPENING_COURTESIES: [&str; 13] = [
+    "please", "ok", "okay", "so", "alright", "just", "and", "but", "also", "well", "sorry", "hi",
+    "hello",
+];
+
+/// The seed harness's question rule, with this word list written down: the reply's last
+/// sentence (the last one holding a word) starts like a question, past any courtesy word: an
+/// asking word (`ASKING_WORDS`) or an auxiliary (`QUESTION_AUXILIARIES`, `DO_HAVE` before a
+/// subject). A `?` is neither needed ("Could you tell me the title.") nor enough ("It is 12°C
+/// in Paris, right?"). Unlike the seed, the last sentence that ends in `?` is tested the same
+/// way, so a warning after the question leaves it one ("Delete it? It cannot be undone.").
+pub fn looks_like_a_question(reply: &str) -> bool {
+    question_sentence(reply).is_some()
+}
+
+/// The sentence that makes the reply a question: its last sentence, else its last sentence
+/// that ends in `?`, when that starts like a question.
+fn question_sentence(reply: &str) -> Option<&str> {
+    let last = last_sentence(reply);
+    if starts_like_a_question(last) {
+        return Some(last);
+    }
+    let end = last_question_mark(reply)?;
+    let start = sentence_starts(&reply[..end]).last().unwrap_or(0);
+    let sentence = &reply[start..=end];
+    starts_like_a_question(sentence).then_some(sentence)
+}
+
+/// Where the reply's last `?` that ends a sentence stands (`?` then white space, a closing
+/// mark or the end: "…?" inside a URL's query ends no sentence).
+fn last_question_mark(reply: &str) -> Option<usize> {
+    reply.rmatch_indices('?').map(|(i, _)| i).find(|&i| {
+        reply[i + 1..]
+            .chars()
+            .next()
+            .is_none_or(|next| CLOSING_MARKS.contains(&next))
+    })
+}
+
+/// Whether `sentence` opens as a question does; one that ends in `!` is an exclamation
+/// ("What a view!").
+fn starts_like_a_question(sentence: &str) -> bool {
+    if sentence.trim_end_matches(CLOSING_MARKS).ends_with('!') {
+        return false;
+    }
+    let words = opening_words(sentence);
+    let Some(first) = words.first().map(String::as_str) else {
+        return false;
+    };
+    ASKING_WORDS.contains(&first)
+        || QUESTION_AUXILIARIES.contains(&first)
+        || DO_HAVE.contains(&first)
+            && words
+                .get(1)
+                .is_some_and(|next| SUBJECTS.contains(&next.as_str()))
+}
+
+/// The sentence's words from the first that is no courtesy word.
+fn opening_words(sentence: &str) -> Vec<String> {
+    let mut words = fold_words(sentence);
+    let courtesies = words
+        .iter()
+        .take_while(|w| OPENING_COURTESIES.contains(&w.as_str()))
+        .count();
+    words.drain(..courtesies);
+    words
+}
+
+/// Marks that may follow a sentence's own end: quotes, brackets, emphasis.
+const CLOSING_MARKS: &[char] = &['"', '\'', ')', ']', '*', '_', '`', ' ', '\n', '\t', '\r'];
+
+/// Where each sentence of `text` starts: after a line break, or after `.`, `!`, `?` or `:`
+/// followed by white space (a decimal point, as in 42.50, ends no sentence).
+fn sentence_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let starts: Vec<usize> = chars
+        .windows(2)
+        .filter(|w| w[0].1 == '\n' || ".!?:".contains(w[0].1) && w[1].1.is_whitespace())
+        .map(|w| w[1].0)
+        .collect();
+    std::iter::once(0).chain(starts)
+}
+
+/// The reply's last sentence that holds a word (a closing emoji or "…" is no sentence).
+fn last_sentence(reply: &str) -> &str {
+    let starts: Vec<usize> = sentence_starts(reply).collect();
+    let mut end = reply.len();
+    for &start in starts.iter().rev() {
+        let sentence = &reply[start..end];
+        if sentence.chars().any(char::is_alphanumeric) {
+            return sentence.trim();
+        }
+        end = start;
+    }
+    ""
 }
 
 /// Lower-case words, every character that is neither a letter nor a digit a break (an
@@ -181,15 +309,7 @@ fn confirmation_shape(reply: &str) -> bool {
         return false;
     };
     let before = &reply[..end];
-    // The question's sentence starts after the last stop followed by white space (a decimal
-    // point, as in 42.50, ends no sentence).
-    let chars: Vec<(usize, char)> = before.char_indices().collect();
-    let start = chars
-        .windows(2)
-        .filter(|w| w[0].1 == '\n' || ".!?:".contains(w[0].1) && w[1].1.is_whitespace())
-        .map(|w| w[1].0)
-        .next_back()
-        .unwrap_or(0);
+    let start = sentence_starts(before).last().unwrap_or(0);
     let sentence = before[start..].trim();
     let sentence_words = fold_words(sentence);
     let yes_no = sentence_words
@@ -233,10 +353,32 @@ fn confirmation_shape(reply: &str) -> bool {
     );
     let imperative = (words.len() >= 3 || words.len() == 2 && object)
         && !AUXILIARIES.contains(&first)
+        && !starts_like_a_question(question)
         && !NOT_A_VERB.contains(&first)
         && first.chars().all(char::is_alphabetic)
-        && !first_raw.ends_with(',');
+        && !first_raw.ends_with(',')
+        && !ends_in_rhetorical_tag(question);
     offers || imperative || tag
+}
+
+/// Tags a statement ends in without asking anything ("Sounds like a plan, right?").
+const RHETORICAL_TAGS: [&[&str]; 8] = [
+    &["right"],
+    &["you", "know"],
+    &["yeah"],
+    &["no"],
+    &["eh"],
+    &["huh"],
+    &["isn", "t", "it"],
+    &["don", "t", "you", "think"],
+];
+
+/// Whether the words after the sentence's last comma are a rhetorical tag.
+fn ends_in_rhetorical_tag(sentence: &str) -> bool {
+    sentence.rsplit_once(',').is_some_and(|(_, tail)| {
+        let tail = fold_words(tail);
+        RHETORICAL_TAGS.iter().any(|tag| tail == *tag)
+    })
 }
 
 /// Which writes the scripted user allows.

@@ -27,6 +27,9 @@ pub struct CommandTool {
     /// The folder holding a conversation's state, where the program runs; without one, each
     /// call runs in a fresh empty folder, removed after it.
     pub scratch: Option<PathBuf>,
+    /// Arguments after `argv`, passed exactly as given (a script's flags built from the call's
+    /// arguments): never read as paths of the pack.
+    pub literal_args: Vec<String>,
 }
 
 /// The variable that names the folder the program runs in: its scratch folder.
@@ -87,6 +90,7 @@ impl CommandTool {
                     .iter()
                     .map(|a| pack_argument(a, &self.working_dir)),
             )
+            .args(&self.literal_args)
             .current_dir(&run_in)
             .env_clear()
             .stdin(Stdio::piped())
@@ -252,6 +256,7 @@ mod tests {
             env: vec![],
             timeout: Duration::from_millis(timeout_ms),
             scratch: None,
+            literal_args: vec![],
         }
     }
 
@@ -333,6 +338,7 @@ mod tests {
             env: vec![],
             timeout: Duration::from_secs(5),
             scratch: None,
+            literal_args: vec![],
         };
         let big: Map<String, Value> = json!({"x": "y".repeat(1 << 20)})
             .as_object()
@@ -379,6 +385,7 @@ mod tests {
             env: vec![],
             timeout: Duration::from_secs(5),
             scratch: None,
+            literal_args: vec![],
         };
         let mut folders = Vec::new();
         for _ in 0..2 {
@@ -414,6 +421,7 @@ mod tests {
             env: vec![],
             timeout: Duration::from_secs(1),
             scratch: None,
+            literal_args: vec![],
         };
         let error = tool.call(&args()).unwrap_err().to_string();
         assert!(error.contains("no-such-program"), "{error}");

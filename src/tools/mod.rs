@@ -2,13 +2,15 @@
 //! its recordings, and the computed tools `calculate` and `convert_units`, which work out every
 //! answer themselves and so need no recordings. Also the clients of a pack's own live tools,
 //! asked only while recording: a program (`command.rs`) and an MCP server (`mcp.rs`), and the
-//! scratch folder a program with state is asked in (`scratch.rs`).
+//! scratch folder a program with state is asked in (`scratch.rs`); a skill's Python script read
+//! as a tool from its argparse parser (`script.rs`).
 
 pub mod calculator;
 pub mod command;
 mod exact;
 pub mod mcp;
 pub mod scratch;
+pub mod script;
 pub mod units;
 pub mod weather;
 

@@ -14,14 +14,24 @@ impl Scratch {
     /// A new, empty folder under the system's temporary folder, holding a copy of `world`.
     pub fn new(world: Option<&Path>) -> anyhow::Result<Scratch> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "skilleval-scratch-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::SeqCst)
-        );
-        let path = std::env::temp_dir().join(name);
-        std::fs::create_dir(&path)
-            .map_err(|e| anyhow!("{}: cannot make a scratch folder: {e}", path.display()))?;
+        // A folder of that name may be left by an earlier process of the same id that was
+        // killed before it removed it: the next name is taken, never that folder.
+        let mut tries = 0;
+        let path = loop {
+            let name = format!(
+                "skilleval-scratch-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::SeqCst)
+            );
+            let path = std::env::temp_dir().join(name);
+            match std::fs::create_dir(&path) {
+                Ok(()) => break path,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 1000 => {
+                    tries += 1
+                }
+                Err(e) => bail!("{}: cannot make a scratch folder: {e}", path.display()),
+            }
+        };
         let scratch = Scratch { path };
         if let Some(world) = world {
             copy_tree(world, &scratch.path)?;
@@ -74,6 +84,45 @@ fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Truth: a change (a folder left by a killed process of the same id made every later
+    /// call fail with "File exists"). The next free name is taken and the old folder is kept.
+    #[test]
+    fn a_folder_left_under_the_next_name_is_stepped_over() {
+        let left: Vec<PathBuf> = (0..3)
+            .map(|_| {
+                let probe = Scratch::new(None).unwrap();
+                let path = probe.path().to_path_buf();
+                std::mem::forget(probe);
+                path
+            })
+            .collect();
+        // The folders of the next names exist already, as a killed process leaves them.
+        let next = left[2]
+            .to_string_lossy()
+            .rsplit_once('-')
+            .unwrap()
+            .1
+            .parse::<u64>()
+            .unwrap();
+        let taken: Vec<PathBuf> = (1..4)
+            .map(|i| {
+                let path = std::env::temp_dir().join(format!(
+                    "skilleval-scratch-{}-{}",
+                    std::process::id(),
+                    next + i
+                ));
+                let _ = std::fs::create_dir(&path);
+                std::fs::write(path.join("left.txt"), "old").unwrap();
+                path
+            })
+            .collect();
+        let scratch = Scratch::new(None).unwrap();
+        assert!(!taken.contains(&scratch.path().to_path_buf()));
+        for path in taken.iter().chain(&left) {
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
 
     #[test]
     fn a_scratch_folder_copies_the_world_and_goes_when_dropped() {

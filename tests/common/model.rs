@@ -32,6 +32,15 @@ pub fn smol_model_path() -> PathBuf {
     path
 }
 
+/// A turn on the machine's cores for one test that runs the model, in this process or in a
+/// `skilleval` child: a model run already uses every core (llama.cpp starts a thread per core),
+/// so two at once only contend, and llama.cpp's threads slow down badly when they outnumber
+/// the cores. Tests of one binary that run the model take turns; others run beside them.
+pub fn turn() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// One loaded model per test binary: loading is cheap, but memory is shared with other tests.
 pub fn backend() -> MutexGuard<'static, LlamaBackend> {
     static BACKEND: OnceLock<Mutex<LlamaBackend>> = OnceLock::new();

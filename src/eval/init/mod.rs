@@ -41,6 +41,13 @@ pub enum ToolSource {
         description: String,
         arguments: Vec<String>,
     },
+    /// A script of the skill's `scripts/` (its path in the skills tree), offered once the skill
+    /// loads: described by its parser, or by its line under `[script_executables]`.
+    Script {
+        in_tree: String,
+        parameters: Value,
+        python: bool,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -140,7 +147,10 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<Written> {
     let pack_name = opts.name.clone().unwrap_or_else(|| skill_name.clone());
     crate::eval::pack::check_name(&pack_name).map_err(|e| anyhow!("--name: {e}"))?;
     let granted = skill.meta.granted_tools();
-    check_granted(&granted, &skill_file)?;
+    let scripts = skill_scripts(&skills_root, &skill_file)?;
+    if scripts.is_empty() {
+        check_granted(&granted, &skill_file)?;
+    }
     for (name, argv) in &opts.commands {
         check_program(name, argv, &opts.out)?;
     }
@@ -151,8 +161,12 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<Written> {
     };
     let mut tools: Vec<(String, ToolSource)> = Vec::new();
     for name in &granted {
+        if scripts.iter().any(|(script, _)| script == name) {
+            continue;
+        }
         tools.push((name.clone(), tool_source(name, opts, &listed, &skill_file)?));
     }
+    tools.extend(scripts);
     write_pack(opts, &pack_name, &skill_name, &skills_root, &tools)
 }
 
@@ -171,6 +185,53 @@ fn check_granted(granted: &[String], skill_file: &Path) -> anyhow::Result<()> {
             .map_err(|e| anyhow!("{}: field `allowed-tools`: {e}", skill_file.display()))?;
     }
     Ok(())
+}
+
+/// The skill's own scripts as tools, each read (a Python script through its `get_args()`)
+/// before anything is written: a script that cannot be read is an error naming it.
+fn skill_scripts(
+    skills_root: &Path,
+    skill_file: &Path,
+) -> anyhow::Result<Vec<(String, ToolSource)>> {
+    let folder = skill_file.parent().and_then(Path::file_name);
+    let mut tools = Vec::new();
+    for script in crate::eval::pack::scripts::find_scripts(skills_root)? {
+        if Some(std::ffi::OsStr::new(&script.skill)) != folder {
+            continue;
+        }
+        let in_tree = format!(
+            "{}/{}/{}",
+            script.skill,
+            crate::eval::pack::scripts::SCRIPTS_FOLDER,
+            script
+                .path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+        );
+        let parameters = match script.python {
+            true => crate::tools::script::ScriptInterface::read(&script.path, skills_root)
+                .map_err(|e| anyhow!("{}: {e}", script.path.display()))?
+                .parameters(),
+            false => serde_json::json!({"type": "object", "properties": {}}),
+        };
+        let name = script.tool_name();
+        crate::harness::tools::check_tool_name(&name).map_err(|e| {
+            anyhow!(
+                "{}: the script's name makes no tool name: {e}",
+                script.path.display()
+            )
+        })?;
+        tools.push((
+            name,
+            ToolSource::Script {
+                in_tree,
+                parameters,
+                python: script.python,
+            },
+        ));
+    }
+    Ok(tools)
 }
 
 /// Every tool the command line names is one the skill grants.
@@ -406,20 +467,45 @@ fn world_of(tools: &[(String, ToolSource)], writes: &[String]) -> Option<&'stati
 }
 
 /// Whether a skill's text states a confirmation before a change: "confirm", "ask before",
-/// "approval", "permission" and the like. `init` then asks for the tool that changes something.
+/// "approval", "permission" and the like, as whole words, so that an "approved translation" or
+/// an "unconfirmed booking" is no request for one. `init` then asks for the tool that changes
+/// something.
 pub fn states_confirmation(skill_text: &str) -> bool {
-    let text = skill_text.to_lowercase();
-    [
-        "confirm",
-        "approval",
-        "approve",
-        "permission",
-        "ask before",
-        "ask the user before",
-        "check with the user",
-    ]
-    .iter()
-    .any(|w| text.contains(w))
+    static WORDS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(confirm|confirms|confirmed|confirmation|approval|approve|permission|ask (the user )?before|check with the user)\b",
+        )
+        .expect("a valid pattern")
+    });
+    WORDS.is_match(skill_text)
+}
+
+#[cfg(test)]
+mod confirmation_tests {
+    use super::states_confirmation;
+
+    /// Truth: a person's labels of skill sentences.
+    #[test]
+    fn a_confirmation_is_read_from_whole_words_only() {
+        let labelled = [
+            (
+                "Confirm the note's title with the user before you delete it.",
+                true,
+            ),
+            ("Ask before you cancel a booking.", true),
+            ("Ask the user before sending anything.", true),
+            ("Wait for their approval, then call delete_note.", true),
+            ("Get permission before you write.", true),
+            ("Once the user has confirmed, call book.", true),
+            ("Reply with the approved translation from the tool.", false),
+            ("An unconfirmed booking shows as pending.", false),
+            ("Approvers are listed in the tool's result.", false),
+            ("Give the weather for the place the user names.", false),
+        ];
+        for (sentence, expected) in labelled {
+            assert_eq!(states_confirmation(sentence), expected, "{sentence}");
+        }
+    }
 }
 
 /// How `init` reports where a tool gets its answers.
@@ -429,6 +515,7 @@ fn kind_of(source: &ToolSource) -> &'static str {
         ToolSource::Recorded { .. } => "recorded",
         ToolSource::Mcp { .. } => "mcp",
         ToolSource::Typed => "typed",
+        ToolSource::Script { .. } => "script",
     }
 }
 

@@ -22,9 +22,12 @@ pub(super) fn pack_toml(
     write_settings(&mut toml, pack_name, skill_name, skills_dir, tools, writes);
     let world = world_of(tools, writes);
     for (name, source) in tools {
-        write_tool(&mut toml, name, source, writes.contains(name), world);
+        if !matches!(source, ToolSource::Script { .. }) {
+            write_tool(&mut toml, name, source, writes.contains(name), world);
+        }
     }
     write_laws(&mut toml, tools, writes);
+    write_scripts(&mut toml, tools);
     toml
 }
 
@@ -178,12 +181,41 @@ fn write_tool(
             );
             recordings(toml, &key_arguments_of(&listed.input_schema));
         }
+        // Offered from the skill's folder (`write_scripts`), never as a `[[tools]]` entry.
+        ToolSource::Script { .. } => {}
         ToolSource::Typed => {
             let _ = writeln!(toml, "kind = {}", quote(name));
             if crate::tools::computed(name).is_none() {
                 let _ = writeln!(toml, "fixtures = {}\nkey_arguments = [\"location\"]\nfolds = [\"case\", \"whitespace\", \"punctuation\"]", quote(&fixtures));
             }
         }
+    }
+}
+
+/// The skill's scripts need no `[[tools]]` entry: each is offered once the skill loads, a
+/// Python script described by its `get_args()`. An executable that is not Python gets its
+/// one line under `[script_executables]`, to fill in.
+fn write_scripts(toml: &mut String, tools: &[(String, ToolSource)]) {
+    let mut executables = Vec::new();
+    for (name, source) in tools {
+        if let ToolSource::Script {
+            in_tree, python, ..
+        } = source
+        {
+            match python {
+                true => {
+                    let _ = writeln!(toml, "\n# Tool {name}: the skill's script {in_tree}, described by its get_args(); recordings in fixtures/{name}.");
+                }
+                false => executables.push(format!(
+                    "{} = {{ description = {}, parameters = {{ type = \"object\", properties = {{}} }} }}",
+                    quote(in_tree),
+                    quote(&format!("{name}: describe what it does and what it returns."))
+                )),
+            }
+        }
+    }
+    if !executables.is_empty() {
+        let _ = writeln!(toml, "\n# The skill's executables that are not Python: what the model reads of each, and its arguments\n# (JSON on its stdin).\n[script_executables]\n{}", executables.join("\n"));
     }
 }
 

@@ -279,6 +279,13 @@ fn call_of(tool: &str, source: &ToolSource) -> Value {
             .into_iter()
             .map(|a| (a, json!("example")))
             .collect(),
+        ToolSource::Script { parameters, .. } => parameters
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(name, schema)| (name.clone(), example_of(schema)))
+            .collect(),
         ToolSource::Typed => match tool {
             crate::tools::weather::TOOL_NAME => [("location".to_string(), json!("Paris"))]
                 .into_iter()
@@ -287,4 +294,23 @@ fn call_of(tool: &str, source: &ToolSource) -> Value {
         },
     };
     json!({"tool": tool, "arguments": arguments, "result": "(the tool's answer)"})
+}
+
+/// A value of the type a script's argument takes, for a judge case: its first choice, or an
+/// example of its type.
+fn example_of(schema: &Value) -> Value {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+    {
+        return first.clone();
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => json!(1),
+        Some("number") => json!(1.5),
+        Some("boolean") => json!(true),
+        Some("array") => json!([example_of(&schema["items"])]),
+        _ => json!("example"),
+    }
 }

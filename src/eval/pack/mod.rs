@@ -1,9 +1,10 @@
 //! A pack: `packs/<name>/pack.toml` names the skill under test, its baseline skills tree, the
 //! corpus, the tools with their fixture routes (`tools.rs`), the judge's laws and the
 //! categories. `parse.rs` reads and checks the file; `source.rs` finds it (a path, a name, a
-//! shipped pack, the pack a run recorded).
+//! shipped pack, the pack a run recorded); `scripts.rs` adds the skills' own scripts as tools.
 
 mod parse;
+pub mod scripts;
 pub mod source;
 mod tools;
 
@@ -226,6 +227,21 @@ impl Pack {
             fixtures: format!("{:x}", fixtures.finalize()),
             pack_without_laws: Some(self.without_laws_sha256.clone()),
             laws: self.law_digests_by_name(),
+            script_tools: self.script_tools_digest(),
+        })
+    }
+
+    /// SHA-256 of what the model reads of each Python script's tool (name, description,
+    /// schema), as read when the pack loaded; none when no skill carries one.
+    pub fn script_tools_digest(&self) -> Option<String> {
+        let read: Vec<serde_json::Value> = self
+            .tools
+            .iter()
+            .filter(|t| t.script.is_some())
+            .map(|t| serde_json::json!([t.name, t.description, t.parameters]))
+            .collect();
+        (!read.is_empty()).then(|| {
+            crate::eval::digest::sha256_hex(serde_json::Value::Array(read).to_string().as_bytes())
         })
     }
 }

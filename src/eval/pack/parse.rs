@@ -1,12 +1,13 @@
 //! Reading `pack.toml`: the file's own shape, and `Pack::parse` in its steps, each check naming
 //! the file, the line where it can and the field of what it refuses.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail};
 use serde::Deserialize;
 
+use super::scripts::{script_tools, DeclaredExecutable};
 use super::tools::{check_tool, ToolSpec};
 use super::{check_name, check_sampling, Pack};
 use crate::eval::arm::ControlPart;
@@ -91,6 +92,9 @@ struct PackFile {
     /// Read one entry at a time, so that an error can name the entry's line.
     #[serde(default)]
     tools: Vec<toml::Value>,
+    /// The executables of skills' `scripts/` that are not Python, one line each.
+    #[serde(default)]
+    script_executables: BTreeMap<String, DeclaredExecutable>,
     laws: Vec<toml::Value>,
 }
 
@@ -155,6 +159,14 @@ impl Pack {
             .map_err(|e| anyhow!("{}: field `name`: {e}", source.at_key(None, "name")))?;
         let declared = declared_categories(&raw.categories, &source)?;
         let mut tools = tools(raw.tools, &source)?;
+        let skills_dir = dir.join(&raw.skills_dir);
+        add_script_tools(
+            &mut tools,
+            &dir,
+            &skills_dir,
+            &raw.script_executables,
+            &source,
+        )?;
         let spills = raw.long_tool_output == LongOutput::Spill;
         let laws = laws(
             raw.laws,
@@ -199,6 +211,34 @@ impl Pack {
             dir,
         })
     }
+}
+
+/// The skills' scripts as tools, after the pack's own `[[tools]]`, whose names they may not take.
+fn add_script_tools(
+    tools: &mut Vec<ToolSpec>,
+    dir: &Path,
+    skills_dir: &Path,
+    declared: &BTreeMap<String, DeclaredExecutable>,
+    source: &Source,
+) -> anyhow::Result<()> {
+    let at = source.at_key(None, "skills_dir");
+    let found = script_tools(dir, skills_dir, declared, &at)?;
+    for script in found {
+        if let Some(i) = tools.iter().position(|t| t.name == script.name) {
+            bail!(
+                "{}: field `tools[{i}].name`: {:?} is also the tool of script {}; rename one",
+                source.shown,
+                script.name,
+                script
+                    .command
+                    .last()
+                    .map(String::as_str)
+                    .unwrap_or_default()
+            );
+        }
+        tools.push(script);
+    }
+    Ok(())
 }
 
 /// The file as TOML of the pack's shape; an error names its line.

@@ -73,6 +73,9 @@ pub struct ToolSpec {
     /// The pack's folder, set when the pack loads; a `command` program is told it.
     #[serde(skip)]
     pub pack_dir: Option<PathBuf>,
+    /// A skill's Python script (`scripts.rs`): its parser, which makes each call's command line.
+    #[serde(skip)]
+    pub script: Option<crate::tools::script::ScriptInterface>,
 }
 
 impl ToolSpec {
@@ -156,7 +159,21 @@ impl ToolSpec {
             env: self.env.clone(),
             timeout: self.timeout(),
             scratch: None,
+            literal_args: vec![],
         })
+    }
+
+    /// The program of a `command` tool as started for one call: a script gets the call's
+    /// arguments as its command line too.
+    pub fn program_for(
+        &self,
+        arguments: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<crate::tools::command::CommandTool> {
+        let mut program = self.command_tool()?;
+        if let Some(script) = &self.script {
+            program.literal_args = script.command_line(arguments);
+        }
+        Some(program)
     }
 
     /// The server of an `mcp` tool, as started (after the pack has loaded).

@@ -140,6 +140,10 @@ pub struct InputHashes {
     /// Each law's digest by its name, for saying which laws a later pack changed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub laws: BTreeMap<String, String>,
+    /// What the model reads of the skills' Python scripts: each one's name, description (its
+    /// help, as this Python prints it) and schema. None when the skills carry no script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_tools: Option<String>,
 }
 
 fn one() -> usize {

@@ -74,6 +74,7 @@ pub struct Prepared {
 pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
     let pack = &opts.pack;
     crate::eval::pack::check_sampling_flags(opts.temperature, opts.top_k, opts.top_p)?;
+    check_skills_dir_scripts(opts)?;
     let trees = skill_trees(pack, opts.skills_dir.as_deref(), &opts.variants)?;
     let (samples, corpus_ids) = select_samples(opts)?;
     if opts.repeats == 0 {
@@ -229,6 +230,25 @@ fn check_law_arguments(pack: &Pack, registry: &Registry) -> anyhow::Result<()> {
                 names.join(", ")
             );
         }
+    }
+    Ok(())
+}
+
+/// A skill's scripts are offered from the pack's own skills tree, read when the pack loads: a
+/// `--skills-dir` whose skills carry scripts would run its SKILL.md files with the pack's
+/// scripts, unseen, so it is refused.
+fn check_skills_dir_scripts(opts: &RunOptions) -> anyhow::Result<()> {
+    let Some(dir) = &opts.skills_dir else {
+        return Ok(());
+    };
+    let found = crate::eval::pack::scripts::find_scripts(dir)?;
+    if let Some(script) = found.first() {
+        bail!(
+            "--skills-dir {}: {} is a skill's script, and scripts are offered from the pack's own skills tree ({}); give that tree as the pack's `skills_dir` instead",
+            dir.display(),
+            script.path.display(),
+            opts.pack.skills_dir.display()
+        );
     }
     Ok(())
 }

@@ -24,6 +24,7 @@ static TOOL_CALL_TAGS: BlockTags = BlockTags {
     closer: &TOOL_CALL_CLOSER,
     closer_text: "</tool_call>",
     opener_label: "<tool_call>",
+    nested_reading: None,
 };
 
 /// Reads every `<tool_call>` block in `text`.
@@ -41,6 +42,7 @@ fn read_tool_call_body(_opener: &Captures, body: &str, _end: BodyEnd) -> Result<
         name,
         arguments,
         missing_inner_closers: String::new(),
+        dropped_parameters: Vec::new(),
     })
 }
 

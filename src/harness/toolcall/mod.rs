@@ -74,6 +74,10 @@ pub enum RepairKind {
     ClosedFinalCall,
     /// An argument was converted to the type its schema asks for.
     CoercedArgument,
+    /// A block holding a nested opener was read by the seed grammar's recovery reading.
+    ReadNestedOpener,
+    /// A parameter never closed inside a closed call was left out; the call ran without it.
+    DroppedUnclosedParameter,
 }
 
 /// A change made to what the model wrote so that it could be executed.

@@ -61,6 +61,9 @@ pub(crate) struct BlockTags {
     pub closer_text: &'static str,
     /// How the opener is named in problems, e.g. `<function=…>`.
     pub opener_label: &'static str,
+    /// How a closed block holding a second opener is read anyway (given the whole block, its
+    /// tags included), or `None`: such a block is ambiguous and not run.
+    pub nested_reading: Option<fn(&str) -> Option<BodyCall>>,
 }
 
 /// Where a block's body stops.
@@ -78,6 +81,8 @@ pub(crate) struct BodyCall {
     pub arguments: Map<String, Value>,
     /// Inner closers the body lacked at the end of the text (e.g. `</parameter>`).
     pub missing_inner_closers: String,
+    /// Parameters left out because they were never closed inside a closed call.
+    pub dropped_parameters: Vec<String>,
 }
 
 /// Reads a body into a call, or says why it can't be run.
@@ -116,6 +121,23 @@ pub(crate) fn scan_tagged_blocks(
         seen_blocks.push(opener_span.start..block_end);
         cursor = block_end;
 
+        let block = &text[opener_span.start..block_end];
+        let recovered = inner_opener
+            .filter(|_| closer.is_some())
+            .and_then(|_| tags.nested_reading.and_then(|read| read(block)));
+        if let (Some(inner), Some(call)) = (inner_opener, recovered) {
+            outcome.repairs.push(Repair {
+                kind: RepairKind::ReadNestedOpener,
+                detail: format!(
+                    "{} opens inside {opener_text}; read as a call to {} by the recovery reading",
+                    inner.as_str(),
+                    call.name
+                ),
+            });
+            push_call(&mut outcome, call, block);
+            executed.push(opener_span.start..block_end);
+            continue;
+        }
         if let Some(inner) = inner_opener {
             let reason = if closer.is_some() {
                 "it was not run because it is ambiguous"
@@ -147,12 +169,7 @@ pub(crate) fn scan_tagged_blocks(
                         ),
                     });
                 }
-                let raw = text[opener_span.start..block_end].trim_end().to_string();
-                outcome.calls.push(ParsedCall {
-                    name: call.name,
-                    arguments: call.arguments,
-                    raw,
-                });
+                push_call(&mut outcome, call, block);
                 executed.push(opener_span.start..block_end);
             }
             Err(reason) if body_end_kind == BodyEnd::EndOfText => {
@@ -172,6 +189,24 @@ pub(crate) fn scan_tagged_blocks(
     report_malformed_openers(text, tags, &seen_blocks, &mut outcome);
     outcome.prose = prose_without(text, &executed);
     outcome
+}
+
+/// Adds a call read from `block`, naming each parameter it dropped.
+fn push_call(outcome: &mut ParseOutcome, call: BodyCall, block: &str) {
+    for key in &call.dropped_parameters {
+        outcome.repairs.push(Repair {
+            kind: RepairKind::DroppedUnclosedParameter,
+            detail: format!(
+                "ran {} without parameter {key}: it is never closed with </parameter>",
+                call.name
+            ),
+        });
+    }
+    outcome.calls.push(ParsedCall {
+        name: call.name,
+        arguments: call.arguments,
+        raw: block.trim_end().to_string(),
+    });
 }
 
 fn report_malformed_openers(
