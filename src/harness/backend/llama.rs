@@ -66,7 +66,8 @@ impl LlamaOptions {
     }
 }
 
-pub(crate) fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
+/// The process's one llama.cpp runtime, started on first use.
+pub fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
     static RUNTIME: OnceLock<LlamaRuntime> = OnceLock::new();
     static STARTING: Mutex<()> = Mutex::new(());
     if let Some(rt) = RUNTIME.get() {
