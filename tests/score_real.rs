@@ -563,7 +563,7 @@ fn scoring_in_lanes_is_as_close_to_the_run_as_scoring_alone() {
         .iter()
         .map(|q| {
             let rendered =
-                render_marked(Family::Gemma, &[Message::user(&format!("{skill}\n\n{q}"))])
+                render_marked(Family::Gemma, &[Message::user(format!("{skill}\n\n{q}"))])
                     .expect("Gemma's format renders");
             ScoreRequest {
                 prompt: format!("{}<start_of_turn>model\n", rendered.text),
