@@ -188,6 +188,40 @@ impl LiveServices {
     }
 }
 
+/// Before a recording run's model loads: each MCP server a pack reaches by URL answers
+/// initialize and lists the tools the pack asks of it. Such a server runs on its own, so an
+/// unreachable or wrong URL is the pack's error, named at its field, not a failure at the first
+/// call. A server the pack starts (stdio) is started at its first call, as before.
+pub fn check_http_mcp_servers(pack: &Pack, mode: RecordMode) -> anyhow::Result<()> {
+    if mode == RecordMode::Off {
+        return Ok(());
+    }
+    let live = LiveServices::default();
+    for spec in pack.tools.iter().filter(|t| t.url.is_some()) {
+        let Some(server) = spec.mcp_server() else {
+            continue;
+        };
+        let at = spec
+            .declared_at
+            .clone()
+            .unwrap_or_else(|| format!("{}: field `tools[{}]", pack.file.display(), spec.name));
+        let started = live
+            .mcp_started(&server)
+            .map_err(|e| anyhow!("{at}.url`: {e}"))?;
+        if let Some(drift) = schema_drift(spec, &started.listed) {
+            if !started.listed.iter().any(|t| t.name == spec.mcp_name()) {
+                let field = if spec.mcp_tool.is_some() {
+                    "mcp_tool"
+                } else {
+                    "name"
+                };
+                bail!("{at}.{field}`: the server ({}) {drift}", server.describe());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A scratch folder holding `spec`'s world after `writes`, each run by its own tool's program.
 fn prepared_scratch(
     spec: &ToolSpec,
