@@ -484,6 +484,40 @@ fn init_offers_the_tool_as_the_http_server_lists_it() {
     assert_eq!(tool.key_arguments, vec!["message".to_string()]);
     let report = law_cases::check(&pack).unwrap();
     assert!(report.agrees(), "{}", report.render());
+
+    // A tool the server does not list is the pack's error at its field, found by a recording
+    // run before the (missing) model loads.
+    let pack_file = pack_dir.join("pack.toml");
+    let text = std::fs::read_to_string(&pack_file).unwrap();
+    std::fs::write(
+        &pack_file,
+        text.replace(
+            "kind = \"mcp\"\n",
+            "kind = \"mcp\"\nmcp_tool = \"echo-twice\"\n",
+        ),
+    )
+    .unwrap();
+    let output = temp.path().join("out").display().to_string();
+    let (code, _, stderr) = outcome(&skilleval(&[
+        "run",
+        "--pack",
+        pack_dir.to_str().unwrap(),
+        "--record",
+        "gaps",
+        "--repeats",
+        "1",
+        "--model",
+        "/nonexistent/model.gguf",
+        "--output",
+        &output,
+    ]));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("field `tools[0].mcp_tool`: the server")
+            && stderr.contains("lists no tool \"echo-twice\""),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("model file not found"), "{stderr}");
 }
 
 fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
