@@ -19,15 +19,16 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use skilleval::eval::fixture_store::Fixture;
 use skilleval::eval::init::{self, InitOptions};
 use skilleval::eval::law_cases;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::RecordMode;
-use skilleval::eval::runner::{self, RunOptions};
+use skilleval::eval::runner;
 
 use common::cli::{outcome, skilleval};
-use common::options::run_options;
+use common::recording::{
+    assert_a_call_recorded, assert_replay_reproduces, live_fixtures, run_of_tool,
+};
 
 const SKILL: &str = "---
 name: echoer
@@ -520,14 +521,6 @@ fn init_offers_the_tool_as_the_http_server_lists_it() {
     assert!(!stderr.contains("model file not found"), "{stderr}");
 }
 
-fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
-    let mut opts = run_options(pack_dir, &output, 1);
-    opts.record = record;
-    opts.control = false;
-    opts.categories = vec![init::needs_category("echo")];
-    opts
-}
-
 /// A recording run on the real default model asks the server over HTTP and keeps its answers;
 /// with the server stopped, a replay gives the same transcripts from the recordings alone
 /// (truth: the server's own tools/call of each recorded argument, made by hand).
@@ -540,30 +533,17 @@ fn a_recording_run_asks_the_http_server_and_a_replay_with_it_stopped_reproduces_
     let pack_dir = echoer_pack(temp.path(), &server.url);
     let mut backend = common::model::backend();
 
-    let opts = options(&pack_dir, temp.path().join("recorded"), RecordMode::Gaps);
-    let recorded = runner::run(&mut *backend, &opts).unwrap();
-    let calls: Vec<_> = recorded
-        .entries
-        .iter()
-        .flat_map(|e| e.transcript.calls())
-        .filter(|c| c.name == "echo")
-        .collect();
-    assert!(
-        calls.iter().any(|c| c.meta.get("recorded").is_some()),
-        "the model made no call that was recorded: {calls:?}"
+    let opts = run_of_tool(
+        &pack_dir,
+        temp.path().join("recorded"),
+        RecordMode::Gaps,
+        "echo",
     );
+    let recorded = runner::run(&mut *backend, &opts).unwrap();
+    assert_a_call_recorded(&recorded, "echo");
     let mut by_hand = ByHand::open(&server.url);
     let mut checked = 0;
-    for file in std::fs::read_dir(pack_dir.join("fixtures/echo"))
-        .unwrap()
-        .flatten()
-    {
-        if file.path().extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let fixture: Fixture =
-            serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
-        assert!(fixture.recorded_from_live);
+    for fixture in live_fixtures(&pack_dir.join("fixtures/echo")) {
         assert_eq!(
             fixture.recorded_with.as_deref(),
             Some(format!("mcp: {} (tools/call echo)", server.url).as_str())
@@ -579,21 +559,13 @@ fn a_recording_run_asks_the_http_server_and_a_replay_with_it_stopped_reproduces_
     server.stop();
     let replay = runner::run(
         &mut *backend,
-        &options(&pack_dir, temp.path().join("replayed"), RecordMode::Off),
+        &run_of_tool(
+            &pack_dir,
+            temp.path().join("replayed"),
+            RecordMode::Off,
+            "echo",
+        ),
     )
     .unwrap();
-    assert_eq!(recorded.entries.len(), replay.entries.len());
-    for (first, again) in recorded.entries.iter().zip(&replay.entries) {
-        let replies = |e: &skilleval::eval::record::journal::JournalEntry| {
-            e.transcript
-                .rounds
-                .iter()
-                .map(|r| r.raw.clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(replies(first), replies(again), "{}", first.sample_id);
-        for call in again.transcript.calls() {
-            assert!(call.meta.get("record_error").is_none(), "{call:?}");
-        }
-    }
+    assert_replay_reproduces(&recorded, &replay);
 }
