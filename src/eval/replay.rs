@@ -1,6 +1,6 @@
 //! Turns a pack's tools into harness tools answered from fixtures, or from the live service
 //! when recording; loads and checks a pack's fixtures; finds failed recordings, which are errors
-//! of their unit.
+//! of their unit; asks the MCP servers a pack reaches by URL before a recording run's model loads.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

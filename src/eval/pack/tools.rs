@@ -1,5 +1,5 @@
 //! A pack's tools as `pack.toml` declares them (`[[tools]]`): their kinds, the fields each kind
-//! takes, and how a pack's own program or MCP server is started.
+//! takes, and how a pack's own program or MCP server is started or reached.
 
 use std::path::PathBuf;
 
