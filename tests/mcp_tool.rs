@@ -13,14 +13,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
-use skilleval::eval::fixture_store::Fixture;
 use skilleval::eval::init::{self, InitOptions};
 use skilleval::eval::law_cases;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::RecordMode;
-use skilleval::eval::runner::{self, RunOptions};
+use skilleval::eval::runner;
 
-use common::options::run_options;
+use common::recording::{
+    assert_a_call_recorded, assert_replay_reproduces, live_fixtures, run_of_tool,
+};
 
 /// The server's entry point as the set-up installs it; a missing server fails the test, as a
 /// missing model does: CI runs the set-up first.
@@ -157,14 +158,6 @@ fn processes_under(dir: &Path) -> Vec<String> {
     found
 }
 
-fn options(pack_dir: &Path, output: PathBuf, record: RecordMode) -> RunOptions {
-    let mut opts = run_options(pack_dir, &output, 1);
-    opts.record = record;
-    opts.control = false;
-    opts.categories = vec![init::needs_category("read_text_file")];
-    opts
-}
-
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn init_offers_the_tool_as_the_server_lists_it_and_the_pack_passes_check() {
@@ -203,29 +196,18 @@ fn a_recording_run_asks_the_server_and_a_replay_never_starts_it() {
     let (pack_dir, notes) = notes_pack(temp.path());
     let mut backend = common::model::backend();
 
-    let opts = options(&pack_dir, temp.path().join("recorded"), RecordMode::Gaps);
+    let opts = run_of_tool(
+        &pack_dir,
+        temp.path().join("recorded"),
+        RecordMode::Gaps,
+        "read_text_file",
+    );
     let recorded = runner::run(&mut *backend, &opts).unwrap();
     // The server stops with the run, though the options that named it are still held.
     assert_eq!(processes_under(&notes), Vec::<String>::new());
-    let calls: Vec<_> = recorded
-        .entries
-        .iter()
-        .flat_map(|e| e.transcript.calls())
-        .filter(|c| c.name == "read_text_file")
-        .collect();
-    assert!(
-        calls.iter().any(|c| c.meta.get("recorded").is_some()),
-        "the model made no call that was recorded: {calls:?}"
-    );
-    let fixtures_dir = pack_dir.join("fixtures/read_text_file");
+    assert_a_call_recorded(&recorded, "read_text_file");
     let mut checked = 0;
-    for file in std::fs::read_dir(&fixtures_dir).unwrap().flatten() {
-        if file.path().extension().and_then(|e| e.to_str()) != Some("json") {
-            continue;
-        }
-        let fixture: Fixture =
-            serde_json::from_str(&std::fs::read_to_string(file.path()).unwrap()).unwrap();
-        assert!(fixture.recorded_from_live);
+    for fixture in live_fixtures(&pack_dir.join("fixtures/read_text_file")) {
         let with = fixture.recorded_with.clone().unwrap_or_default();
         assert!(
             with.starts_with("mcp: node ") && with.contains("tools/call read_text_file"),
@@ -261,20 +243,13 @@ fn a_recording_run_asks_the_server_and_a_replay_never_starts_it() {
     .unwrap();
     let replay = runner::run(
         &mut *backend,
-        &options(&pack_dir, temp.path().join("replayed"), RecordMode::Off),
+        &run_of_tool(
+            &pack_dir,
+            temp.path().join("replayed"),
+            RecordMode::Off,
+            "read_text_file",
+        ),
     )
     .unwrap();
-    for (first, again) in recorded.entries.iter().zip(&replay.entries) {
-        let replies = |e: &skilleval::eval::record::journal::JournalEntry| {
-            e.transcript
-                .rounds
-                .iter()
-                .map(|r| r.raw.clone())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(replies(first), replies(again), "{}", first.sample_id);
-        for call in again.transcript.calls() {
-            assert!(call.meta.get("record_error").is_none(), "{call:?}");
-        }
-    }
+    assert_replay_reproduces(&recorded, &replay);
 }

@@ -202,6 +202,11 @@ fn the_test_set_up_also_plans_the_browser_the_report_test_drives() {
         ),
         "{tests}"
     );
+    // And the server the streamable-HTTP tests start.
+    assert!(
+        tests.contains(" @modelcontextprotocol/server-everything@2026.8.31 with npm"),
+        "{tests}"
+    );
     // The plain set-up, for running skilleval, does not need it.
     assert!(!plan(root.path(), &[], None).contains("chromium"));
     assert!(!plan(root.path(), &[], None).contains("npm"));

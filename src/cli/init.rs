@@ -12,7 +12,8 @@ use crate::eval::pack::Pack;
 
 pub const EXAMPLES: &str = "Examples:
   skilleval init --skill my-skills/currency/SKILL.md --out packs/currency --command exchange_rate='python3 tools/rates.py' --args exchange_rate=base,quote --prompt exchange_rate='How many yen is a euro?'
-  skilleval init --skill my-skills/notes --out packs/notes --mcp 'npx -y @modelcontextprotocol/server-filesystem notes'";
+  skilleval init --skill my-skills/notes --out packs/notes --mcp 'npx -y @modelcontextprotocol/server-filesystem notes'
+  skilleval init --skill my-skills/search --out packs/search --mcp http://127.0.0.1:3001/mcp";
 
 #[derive(Args, Debug)]
 pub struct InitArgs {
@@ -29,9 +30,10 @@ pub struct InitArgs {
     /// arguments as JSON on stdin, its stdout the answer)
     #[arg(long = "command", value_name = "TOOL=PROGRAM ARGS")]
     pub commands: Vec<String>,
-    /// The MCP server (over stdio) the skill's other tools come from: 'PROGRAM ARGS'; its
-    /// tools/list gives their descriptions and schemas
-    #[arg(long, value_name = "PROGRAM ARGS")]
+    /// The MCP server the skill's other tools come from: 'PROGRAM ARGS' (started, over stdio)
+    /// or the URL of a running streamable-HTTP server (http://HOST:PORT/mcp); its tools/list
+    /// gives their descriptions and schemas
+    #[arg(long, value_name = "PROGRAM ARGS|URL")]
     pub mcp: Option<String>,
     /// A tool answered from hand-written fixtures only
     #[arg(long = "recorded", value_name = "TOOL")]

@@ -10,6 +10,7 @@ use super::run::{fail_on_code, variant_files, FailOn};
 use crate::eval::pack::Pack;
 use crate::eval::runner::{self, RunOptions};
 use crate::eval::score::{self, report, rows};
+use crate::harness::backend::{OpenModel, SCORE_CALL_TOKENS, SCORE_LANES};
 
 pub const EXAMPLES: &str = "Examples:
   skilleval score --pack weather --variant packs/weather/variants/b.md
@@ -85,11 +86,21 @@ pub struct ScoreArgs {
     /// Also write JUnit XML here: one test case per row of each wording, failed when worse
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Print the engine's bare prefill rate in the lanes score computes in (prompt tokens per
+    /// second, no harness, no reading) and exit: what `scripts/bench_score.sh` takes the
+    /// limit at
+    #[arg(long, hide = true)]
+    pub bare_prefill_rate: bool,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
     pub backend: BackendArgs,
 }
+
+/// The shape of the bare prefill `--bare-prefill-rate` times: a shared prefix and each lane's
+/// tail, near a pack's system text and a sample's own tokens.
+const BARE_PREFIX: usize = 512;
+const BARE_TAIL: usize = 256;
 
 /// The most replies drawn at once.
 const DRAW_WIDTH: usize = 16;
@@ -173,6 +184,16 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
         draws: args.draws,
     };
     let mut model = source.open(1)?;
+    if args.bare_prefill_rate {
+        let OpenModel::Single(llama) = &model else {
+            anyhow::bail!("--bare-prefill-rate measures the model in this process");
+        };
+        let rate = llama.bare_prefill_rate(BARE_PREFIX, BARE_TAIL)?;
+        crate::outln!(
+            "{rate:.1} prompt tokens/s ({SCORE_LANES} lanes, calls of {SCORE_CALL_TOKENS} tokens)"
+        );
+        return Ok(0);
+    }
     // The replies drawn at a step decode together, in a batched engine of their own.
     let mut drawer = match args.draws {
         0 => None,

@@ -1,6 +1,6 @@
 //! Turns a pack's tools into harness tools answered from fixtures, or from the live service
 //! when recording; loads and checks a pack's fixtures; finds failed recordings, which are errors
-//! of their unit.
+//! of their unit; asks the MCP servers a pack reaches by URL before a recording run's model loads.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -186,6 +186,40 @@ impl LiveServices {
         started.insert(server.clone(), entry.clone());
         Ok(entry)
     }
+}
+
+/// Before a recording run's model loads: each MCP server a pack reaches by URL answers
+/// initialize and lists the tools the pack asks of it. Such a server runs on its own, so an
+/// unreachable or wrong URL is the pack's error, named at its field, not a failure at the first
+/// call. A server the pack starts (stdio) is started at its first call, as before.
+pub fn check_http_mcp_servers(pack: &Pack, mode: RecordMode) -> anyhow::Result<()> {
+    if mode == RecordMode::Off {
+        return Ok(());
+    }
+    let live = LiveServices::default();
+    for spec in pack.tools.iter().filter(|t| t.url.is_some()) {
+        let Some(server) = spec.mcp_server() else {
+            continue;
+        };
+        let at = spec
+            .declared_at
+            .clone()
+            .unwrap_or_else(|| format!("{}: field `tools[{}]", pack.file.display(), spec.name));
+        let started = live
+            .mcp_started(&server)
+            .map_err(|e| anyhow!("{at}.url`: {e}"))?;
+        if let Some(drift) = schema_drift(spec, &started.listed) {
+            if !started.listed.iter().any(|t| t.name == spec.mcp_name()) {
+                let field = if spec.mcp_tool.is_some() {
+                    "mcp_tool"
+                } else {
+                    "name"
+                };
+                bail!("{at}.{field}`: the server ({}) {drift}", server.describe());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A scratch folder holding `spec`'s world after `writes`, each run by its own tool's program.

@@ -1,6 +1,7 @@
-//! A Model Context Protocol server as a pack's tools, over stdio through the official Rust SDK
-//! (`rmcp`): `tools/list` gives the names, descriptions and schemas; `tools/call` answers while
-//! recording. Replays never start the server.
+//! A Model Context Protocol server as a pack's tools, through the official Rust SDK (`rmcp`):
+//! a program started over stdio, or a server reached by streamable HTTP (`mcp_http.rs`).
+//! `tools/list` gives the names, descriptions and schemas; `tools/call` answers while
+//! recording. Replays never start or contact the server.
 
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -16,26 +17,37 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 
-/// How an MCP server is started.
+/// How an MCP server is reached.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct McpServerSpec {
-    /// The server's program and arguments; a relative program path with a `/` is taken from
-    /// `working_dir`, a bare name from `PATH`.
-    pub argv: Vec<String>,
-    pub working_dir: PathBuf,
-    /// The only variables of skilleval's environment the server sees, besides `PATH` and `HOME`.
-    pub env: Vec<String>,
+    pub reach: McpReach,
     /// The longest one request may take, the start included.
     pub timeout: Duration,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum McpReach {
+    /// A program skilleval starts, speaking MCP on its stdin and stdout.
+    Stdio {
+        /// The server's program and arguments; a relative program path with a `/` is taken
+        /// from `working_dir`, a bare name from `PATH`.
+        argv: Vec<String>,
+        working_dir: PathBuf,
+        /// The only variables of skilleval's environment the server sees, besides `PATH` and
+        /// `HOME`.
+        env: Vec<String>,
+    },
+    /// A server already running, reached by streamable HTTP at this URL (checked with
+    /// `mcp_http::check_url`).
+    Http { url: String },
+}
+
 impl McpServerSpec {
     pub fn describe(&self) -> String {
-        format!("mcp: {}", self.argv.join(" "))
-    }
-
-    fn program(&self) -> PathBuf {
-        super::command::program_path(&self.argv[0], &self.working_dir)
+        match &self.reach {
+            McpReach::Stdio { argv, .. } => format!("mcp: {}", argv.join(" ")),
+            McpReach::Http { url } => format!("mcp: {url}"),
+        }
     }
 }
 
@@ -152,6 +164,31 @@ impl<R: AsyncRead + Unpin> AsyncRead for JsonLinesOnly<R> {
 /// How long a server may be silent at its start before skilleval says what it waits for.
 const WAITING_NOTE_AFTER: Duration = Duration::from_secs(5);
 
+/// The session `serving` opens, once the server has answered initialize within the spec's
+/// timeout; an error says which of the two failed.
+async fn initialized<E: std::fmt::Display>(
+    spec: &McpServerSpec,
+    serving: impl std::future::Future<Output = Result<RunningService<RoleClient, ()>, E>>,
+) -> Result<RunningService<RoleClient, ()>, String> {
+    let mut serving = std::pin::pin!(tokio::time::timeout(spec.timeout, serving));
+    // A server that `npx` downloads first may take a minute; one that never answers must not
+    // look like a hang meanwhile.
+    let answer = match tokio::time::timeout(WAITING_NOTE_AFTER, &mut serving).await {
+        Ok(answer) => answer,
+        Err(_) => {
+            eprintln!(
+                "{}: waiting for the server to answer initialize (at most {} s)",
+                spec.describe(),
+                spec.timeout.as_secs()
+            );
+            serving.await
+        }
+    };
+    answer
+        .map_err(|_| format!("no answer to initialize within {:?}", spec.timeout))?
+        .map_err(|e| format!("initialize failed: {e}"))
+}
+
 impl McpConnection {
     /// Starts the server in a process group of its own and initializes the session. A server
     /// that exits, or prints anything but JSON-RPC on stdout, is an error at once that says
@@ -163,18 +200,49 @@ impl McpConnection {
             .enable_all()
             .build()
             .context("cannot start the MCP client's runtime")?;
-        let program = spec.program();
+        match &spec.reach {
+            McpReach::Stdio {
+                argv,
+                working_dir,
+                env,
+            } => Self::start_program(spec, runtime, argv, working_dir, env),
+            McpReach::Http { url } => {
+                let shown = spec.describe();
+                super::mcp_http::check_url(url).map_err(|e| anyhow!("{shown}: {e}"))?;
+                let client = runtime
+                    .block_on(initialized(spec, super::mcp_http::serve(url)))
+                    .map_err(|e| anyhow!("{shown}: {}", super::mcp_http::why_not(url, &e)))?;
+                Ok(McpConnection {
+                    spec: spec.clone(),
+                    runtime,
+                    client: Some(client),
+                    child: None,
+                    group: None,
+                    seen: Arc::default(),
+                })
+            }
+        }
+    }
+
+    fn start_program(
+        spec: &McpServerSpec,
+        runtime: tokio::runtime::Runtime,
+        argv: &[String],
+        working_dir: &std::path::Path,
+        env: &[String],
+    ) -> anyhow::Result<McpConnection> {
+        let program = super::command::program_path(&argv[0], working_dir);
         let mut command = tokio::process::Command::new(&program);
         command
-            .args(&spec.argv[1..])
-            .current_dir(&spec.working_dir)
+            .args(&argv[1..])
+            .current_dir(working_dir)
             .env_clear()
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
-        command.envs(super::command::allowed_env(&spec.env));
+        command.envs(super::command::allowed_env(env));
         let shown = spec.describe();
         let seen = Arc::new(Seen::default());
         let (child, group, stdin, stdout) = {
@@ -183,7 +251,7 @@ impl McpConnection {
                 anyhow!(
                     "{shown}: cannot start {} (in {}): {e}",
                     program.display(),
-                    spec.working_dir.display()
+                    working_dir.display()
                 )
             })?;
             let group = child.id().map(crate::base::child::Group::new);
@@ -218,27 +286,9 @@ impl McpConnection {
             group,
             seen,
         };
-        let served = connection.runtime.block_on(async {
-            let mut serving = std::pin::pin!(tokio::time::timeout(
-                spec.timeout,
-                ().serve((stdout, stdin))
-            ));
-            // A server that `npx` downloads first may take a minute; one that never answers
-            // must not look like a hang meanwhile.
-            let answer = match tokio::time::timeout(WAITING_NOTE_AFTER, &mut serving).await {
-                Ok(answer) => answer,
-                Err(_) => {
-                    eprintln!(
-                        "{shown}: waiting for the server to answer initialize (at most {} s)",
-                        spec.timeout.as_secs()
-                    );
-                    serving.await
-                }
-            };
-            answer
-                .map_err(|_| format!("no answer to initialize within {:?}", spec.timeout))?
-                .map_err(|e| format!("initialize failed: {e}"))
-        });
+        let served = connection
+            .runtime
+            .block_on(initialized(spec, ().serve((stdout, stdin))));
         match served {
             Ok(client) => {
                 connection.client = Some(client);

@@ -1,7 +1,8 @@
 //! Typed tools a pack can offer the model: `weather_lookup`, answered from its live service or
 //! its recordings, and the computed tools `calculate` and `convert_units`, which work out every
 //! answer themselves and so need no recordings. Also the clients of a pack's own live tools,
-//! asked only while recording: a program (`command.rs`) and an MCP server (`mcp.rs`), and the
+//! asked only while recording: a program (`command.rs`) and an MCP server (`mcp.rs`, over stdio or
+//! streamable HTTP, `mcp_http.rs`), and the
 //! scratch folder a program with state is asked in (`scratch.rs`); a skill's Python script read
 //! as a tool from its argparse parser (`script.rs`).
 
@@ -9,6 +10,7 @@ pub mod calculator;
 pub mod command;
 mod exact;
 pub mod mcp;
+pub mod mcp_http;
 pub mod scratch;
 pub mod script;
 pub mod units;

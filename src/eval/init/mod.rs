@@ -16,7 +16,7 @@ use anyhow::{anyhow, bail};
 use serde_json::Value;
 
 use crate::harness::skills::SkillTree;
-use crate::tools::mcp::{ListedTool, McpConnection, McpServerSpec};
+use crate::tools::mcp::{ListedTool, McpConnection, McpReach, McpServerSpec};
 use pack_toml::pack_toml;
 use starter::{corpus_jsonl, judge_cases, starter_samples};
 
@@ -29,7 +29,8 @@ pub enum ToolSource {
         description: String,
         arguments: Vec<String>,
     },
-    /// A tool of an MCP server, as its `tools/list` describes it.
+    /// A tool of an MCP server, as its `tools/list` describes it; `argv` is the server's
+    /// program and arguments, or its URL alone.
     Mcp {
         argv: Vec<String>,
         listed: ListedTool,
@@ -64,7 +65,8 @@ pub struct InitOptions {
     pub descriptions: BTreeMap<String, String>,
     /// Argument names of command and recorded tools, by tool name.
     pub arguments: BTreeMap<String, Vec<String>>,
-    /// The MCP server the skill's other tools come from.
+    /// The MCP server the skill's other tools come from: its program and arguments, or its
+    /// URL alone (streamable HTTP).
     pub mcp: Option<Vec<String>>,
     /// Tools answered from hand-written fixtures.
     pub recorded: Vec<String>,
@@ -350,16 +352,29 @@ fn check_program(name: &str, argv: &[String], out: &Path) -> anyhow::Result<()> 
 }
 
 fn list_mcp(argv: &[String], out: &Path) -> anyhow::Result<Vec<ListedTool>> {
+    use crate::tools::mcp_http;
     if argv.is_empty() {
-        bail!("--mcp: give the server's program and arguments");
+        bail!("--mcp: give the server's program and arguments, or its URL");
     }
-    // The server runs where the pack's recordings will run it: the pack's folder, once written.
-    let here = std::env::current_dir()?;
-    let working_dir = nearest_existing(out).unwrap_or(here);
+    let reach = if let Some(url) = mcp_http::url_in(argv) {
+        mcp_http::check_url(url).map_err(|e| anyhow!("--mcp: {e}"))?;
+        McpReach::Http {
+            url: url.to_string(),
+        }
+    } else if let Some(url) = argv.iter().find(|w| mcp_http::looks_like_url(w)) {
+        bail!("--mcp {}: a server's URL ({url}) is given alone, without arguments; a program is given with its arguments", argv.join(" "));
+    } else {
+        // The server runs where the pack's recordings will run it: the pack's folder, once
+        // written.
+        let here = std::env::current_dir()?;
+        McpReach::Stdio {
+            argv: argv.to_vec(),
+            working_dir: nearest_existing(out).unwrap_or(here),
+            env: Vec::new(),
+        }
+    };
     let spec = McpServerSpec {
-        argv: argv.to_vec(),
-        working_dir,
-        env: Vec::new(),
+        reach,
         timeout: std::time::Duration::from_secs(120),
     };
     let connection = McpConnection::start(&spec)?;

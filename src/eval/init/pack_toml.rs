@@ -170,15 +170,22 @@ fn write_tool(
             let _ = writeln!(toml, "kind = \"mcp\"");
             let _ = writeln!(
                 toml,
-                "# From the server's tools/list; the server is started only while recording."
+                "# From the server's tools/list; the server is asked only while recording."
             );
             let _ = writeln!(toml, "description = {}", quote(&listed.description));
             let _ = writeln!(toml, "parameters = {}", inline_toml(&listed.input_schema));
-            let _ = writeln!(
-                toml,
-                "server = [{}]",
-                argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(", ")
-            );
+            match crate::tools::mcp_http::url_in(argv) {
+                Some(url) => {
+                    let _ = writeln!(toml, "url = {}", quote(url));
+                }
+                None => {
+                    let _ = writeln!(
+                        toml,
+                        "server = [{}]",
+                        argv.iter().map(|a| quote(a)).collect::<Vec<_>>().join(", ")
+                    );
+                }
+            }
             recordings(toml, &key_arguments_of(&listed.input_schema));
         }
         // Offered from the skill's folder (`write_scripts`), never as a `[[tools]]` entry.

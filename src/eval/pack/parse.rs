@@ -312,9 +312,10 @@ fn tools(entries: Vec<toml::Value>, source: &Source) -> anyhow::Result<Vec<ToolS
     let mut tools: Vec<ToolSpec> = Vec::new();
     for (i, value) in entries.into_iter().enumerate() {
         let at = at_line(&source.shown, lines.get(i));
-        let t: ToolSpec = value
+        let mut t: ToolSpec = value
             .try_into()
             .map_err(|e| anyhow!("{at}: field `tools[{i}]`: {}", e.message()))?;
+        t.declared_at = Some(format!("{at}: field `tools[{i}]"));
         if tools.iter().any(|other| other.name == t.name) {
             bail!(
                 "{at}: field `tools[{i}].name`: {:?} is listed twice",

@@ -1,5 +1,5 @@
 //! A pack's tools as `pack.toml` declares them (`[[tools]]`): their kinds, the fields each kind
-//! takes, and how a pack's own program or MCP server is started.
+//! takes, and how a pack's own program or MCP server is started or reached.
 
 use std::path::PathBuf;
 
@@ -24,6 +24,9 @@ pub struct ToolSpec {
     /// An `mcp` tool's server: the program that serves MCP over stdio, and its arguments.
     #[serde(default)]
     pub server: Vec<String>,
+    /// Or the URL of an MCP server already running, reached by streamable HTTP.
+    #[serde(default)]
+    pub url: Option<String>,
     /// The name the MCP server gives the tool, when the pack offers it under another.
     #[serde(default)]
     pub mcp_tool: Option<String>,
@@ -70,6 +73,10 @@ pub struct ToolSpec {
     /// recorded call runs in (named by `SKILLEVAL_SCRATCH`), before the conversation's writes.
     #[serde(default)]
     pub world: Option<PathBuf>,
+    /// Where `pack.toml` declares the tool (`file:line: field `tools[i]`), for a message about
+    /// one of its fields after the pack has loaded; none for a skill's script.
+    #[serde(skip)]
+    pub declared_at: Option<String>,
     /// The pack's folder, set when the pack loads; a `command` program is told it.
     #[serde(skip)]
     pub pack_dir: Option<PathBuf>,
@@ -178,10 +185,16 @@ impl ToolSpec {
 
     /// The server of an `mcp` tool, as started (after the pack has loaded).
     pub fn mcp_server(&self) -> Option<crate::tools::mcp::McpServerSpec> {
+        use crate::tools::mcp::McpReach;
         (self.kind == MCP).then(|| crate::tools::mcp::McpServerSpec {
-            argv: self.server.clone(),
-            working_dir: self.working_dir.clone().unwrap_or_default(),
-            env: self.env.clone(),
+            reach: match &self.url {
+                Some(url) => McpReach::Http { url: url.clone() },
+                None => McpReach::Stdio {
+                    argv: self.server.clone(),
+                    working_dir: self.working_dir.clone().unwrap_or_default(),
+                    env: self.env.clone(),
+                },
+            },
             timeout: self.timeout(),
         })
     }
@@ -227,6 +240,7 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
     let given = |field: &str| match field {
         "command" => !t.command.is_empty(),
         "server" => !t.server.is_empty(),
+        "url" => t.url.is_some(),
         "mcp_tool" => t.mcp_tool.is_some(),
         "working_dir" => t.working_dir.is_some(),
         "env" => !t.env.is_empty(),
@@ -237,6 +251,7 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
         COMMAND => &["command", "working_dir", "env", "timeout_seconds", "world"],
         MCP => &[
             "server",
+            "url",
             "mcp_tool",
             "working_dir",
             "env",
@@ -247,6 +262,7 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
     for field in [
         "command",
         "server",
+        "url",
         "mcp_tool",
         "working_dir",
         "env",
@@ -260,8 +276,8 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
     if t.kind == COMMAND && t.command.is_empty() {
         return Err("command` is missing: the program to run and its arguments, as a list".into());
     }
-    if t.kind == MCP && t.server.is_empty() {
-        return Err("server` is missing: the program that serves MCP over stdio and its arguments, as a list".into());
+    if t.kind == MCP {
+        check_mcp_reach(t)?;
     }
     if let Some(seconds) = t.timeout_seconds {
         if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
@@ -276,6 +292,25 @@ fn check_live_fields(t: &ToolSpec) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// An `mcp` tool's server is a program (`server`) or a URL (`url`), one of the two; a server
+/// at a URL is not started by skilleval, so it has no folder or environment of the pack's.
+fn check_mcp_reach(t: &ToolSpec) -> Result<(), String> {
+    match (&t.url, t.server.is_empty()) {
+        (None, true) => Err("server` is missing: the program that serves MCP over stdio and its arguments, as a list (or `url`, the URL of a streamable-HTTP MCP server)".into()),
+        (Some(_), false) => Err("url`: an mcp tool's server is either a program (`server`, over stdio) or a URL (`url`, streamable HTTP), not both".into()),
+        (Some(url), true) => {
+            crate::tools::mcp_http::check_url(url).map_err(|e| format!("url`: {e}"))?;
+            for (field, given) in [("working_dir", t.working_dir.is_some()), ("env", !t.env.is_empty())] {
+                if given {
+                    return Err(format!("{field}`: a server at a `url` runs on its own, not started by skilleval; `{field}` is for a `server` program"));
+                }
+            }
+            Ok(())
+        }
+        (None, false) => Ok(()),
+    }
 }
 
 /// A kind skilleval knows, with what that kind needs: a tool the pack describes has a

@@ -89,6 +89,7 @@ pub fn prepare(opts: &RunOptions) -> anyhow::Result<Prepared> {
         shard.check_against(samples.len())?;
     }
     let store = Arc::new(replay::load_fixtures(pack, opts.record)?);
+    replay::check_http_mcp_servers(pack, opts.record)?;
     if let Some(run_id) = &opts.resume {
         folder::check_resume(&opts.output_root, run_id)?;
         // The journal is checked against the plan the run began with; a flag that changes the

@@ -6,6 +6,7 @@
 //! once per repeat (docs/score.md, decision 022).
 
 pub mod agreement;
+pub mod batch;
 pub mod forcing;
 pub mod measure;
 pub mod reference;
@@ -60,6 +61,10 @@ pub struct ScoreSummary {
     pub comparisons: Vec<ScoreComparison>,
     pub prompt_tokens: u64,
     pub cached_prompt_tokens: u64,
+    /// Tokens the model computed to score them: each arm's shared prefix once, then every
+    /// sample's own tail and steps.
+    #[serde(default)]
+    pub computed_tokens: u64,
     /// Tokens generated for drawn replies.
     #[serde(default)]
     pub drawn_tokens: u64,
@@ -139,8 +144,9 @@ pub fn variant_labels(prepared: &Prepared) -> Vec<String> {
         .collect()
 }
 
-/// Scores every (arm, sample) on `backend`, arm by arm so that each arm's shared prefix is
-/// computed once, and compares the arms.
+/// Scores every (arm, sample) on `backend`, and compares the arms. Arm by arm: a first walk of
+/// every sample collects the arm's score requests, the backend computes them together (the arm's
+/// shared prefix once), and a second walk reads the answers (`batch`).
 pub fn score(
     backend: &mut dyn Backend,
     prepared: &Prepared,
@@ -157,23 +163,40 @@ pub fn score(
     let mut unscored = Vec::new();
     let total = arms.len() * references.len();
     let mut done = 0;
-    let (mut prompt_tokens, mut cached, mut drawn) = (0u64, 0u64, 0u64);
+    let (mut prompt_tokens, mut cached, mut drawn, mut computed) = (0u64, 0u64, 0u64, 0u64);
     for &arm in &arms {
         let tree = prepared.trees.tree(arm);
-        for (index, reference) in references {
-            let sample = &prepared.samples[*index];
-            match measure::score_sample(
+        let walk = |backend: &mut dyn Backend, index: usize, reference, draws, drawer| {
+            measure::score_sample(
                 backend,
                 pack,
                 tree,
                 &prepared.registry,
-                sample,
+                &prepared.samples[index],
                 arm,
                 reference,
                 prepared.sampling,
-                settings.draws,
+                draws,
                 drawer,
-            ) {
+            )
+        };
+        let mut collecting = batch::Collecting::new(&*backend);
+        for (index, reference) in references {
+            let _ = walk(&mut collecting, *index, reference, 0, None);
+        }
+        let requests = collecting.requests;
+        if progress {
+            eprint!(
+                "\rscoring arm {}: {} prompts at once   ",
+                arm.name(),
+                requests.len()
+            );
+        }
+        let batch = backend.score_batch(&requests);
+        computed += batch.computed_tokens;
+        let mut answering = batch::Answering::new(backend, requests, batch.answers);
+        for (index, reference) in references {
+            match walk(&mut answering, *index, reference, settings.draws, drawer) {
                 Ok(scored) => {
                     steps.extend(scored.steps);
                     prompt_tokens += scored.prompt_tokens;
@@ -227,6 +250,7 @@ pub fn score(
         comparisons,
         prompt_tokens,
         cached_prompt_tokens: cached,
+        computed_tokens: computed,
         drawn_tokens: drawn,
         secs: started.elapsed().as_secs_f64(),
         agreement: None,

@@ -671,6 +671,7 @@ mod tests {
             )],
             prompt_tokens: 0,
             cached_prompt_tokens: 0,
+            computed_tokens: 0,
             drawn_tokens: 0,
             secs: 0.0,
             agreement: None,

@@ -18,10 +18,13 @@ use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 
+use super::batch_score::BatchScorer;
 use super::gguf::read_metadata;
+pub use super::score_read::prompt_tokens;
+use super::score_read::{sampler_distribution, score_tokens, token_scores};
 use super::{
     Backend, BackendInfo, ContinuationScore, FinishReason, GenMetrics, GenRequest, Generation,
-    Sampling, ScoreRequest, TokenScore,
+    Sampling, ScoreBatch, ScoreRequest,
 };
 use crate::harness::chat_template::{self, ChatTemplate, TemplateInfo};
 use crate::harness::template::Family;
@@ -63,7 +66,8 @@ impl LlamaOptions {
     }
 }
 
-pub(crate) fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
+/// The process's one llama.cpp runtime, started on first use.
+pub fn runtime() -> anyhow::Result<&'static LlamaRuntime> {
     static RUNTIME: OnceLock<LlamaRuntime> = OnceLock::new();
     static STARTING: Mutex<()> = Mutex::new(());
     if let Some(rt) = RUNTIME.get() {
@@ -133,6 +137,8 @@ pub struct LlamaBackend {
     /// The chunk size `cached` was computed in.
     cached_chunk: usize,
     prefix_cache: bool,
+    /// The many-lane context that [`Backend::score_batch`] scores in, made when first needed.
+    scorer: Option<BatchScorer>,
 }
 
 /// A model loaded for the life of the process, with what its metadata says about it. Every
@@ -339,7 +345,20 @@ impl LlamaBackend {
             cached: Vec::new(),
             cached_chunk: PREFILL_CHUNK,
             prefix_cache: options.prefix_cache,
+            scorer: None,
         })
+    }
+
+    /// Prompt tokens per second of the scoring context with no harness: a `prefix` shared by
+    /// every lane, then `tail` tokens of each (`batch_score::bare_prefill_rate`).
+    pub fn bare_prefill_rate(&self, prefix: usize, tail: usize) -> anyhow::Result<f64> {
+        super::batch_score::bare_prefill_rate(
+            runtime()?,
+            self.model,
+            self.info.threads,
+            prefix,
+            tail,
+        )
     }
 
     /// The loaded model's vocabulary.
@@ -489,6 +508,23 @@ impl Backend for LlamaBackend {
     fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
         self.score_continuation(request)
     }
+
+    /// Together, in the scoring context's lanes (`batch_score`).
+    fn score_batch(&mut self, requests: &[ScoreRequest]) -> ScoreBatch {
+        let n_ctx = self.context.n_ctx() as usize;
+        let rt = match runtime() {
+            Ok(rt) => rt,
+            Err(e) => return super::ScoreBatch::failed(requests.len(), &e),
+        };
+        BatchScorer::score_in(
+            &mut self.scorer,
+            rt,
+            self.model,
+            self.info.threads,
+            requests,
+            n_ctx,
+        )
+    }
 }
 
 impl LlamaBackend {
@@ -497,42 +533,12 @@ impl LlamaBackend {
     fn score_continuation(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
         let started = Instant::now();
         let vocab = self.model.vocab();
-        let as_request = |prompt: String| GenRequest {
-            prompt,
-            max_tokens: 0,
-            stop: Vec::new(),
-            sampling: request.sampling,
-            grammar: None,
-            markers: request.markers.clone(),
-        };
-        let prompt = prompt_tokens(&vocab, &as_request(request.prompt.clone()));
-        let whole = prompt_tokens(
-            &vocab,
-            &as_request(format!("{}{}", request.prompt, request.continuation)),
-        );
-        if prompt.is_empty() {
-            bail!("the prompt is empty");
-        }
-        // Tokenized as one text, as the model reads it; where the prompt's own tokens are not
-        // a prefix of that (a merge across the seam), the continuation is tokenized alone.
-        let continuation: Vec<LlamaToken> = if whole.starts_with(&prompt) {
-            whole[prompt.len()..].to_vec()
-        } else {
-            vocab.tokenize(request.continuation.as_bytes(), false, false)
-        };
-        if continuation.is_empty() {
-            bail!("the continuation to score is empty");
-        }
         let n_ctx = self.context.n_ctx() as usize;
-        if prompt.len() + continuation.len() >= n_ctx {
-            bail!(
-                "the prompt and the scored text have {} tokens, more than the context of {n_ctx} holds",
-                prompt.len() + continuation.len()
-            );
-        }
+        let (prompt, continuation) = score_tokens(&vocab, request, n_ctx)?;
         let cached = self.prefill_in(&prompt, SCORE_CHUNK)?;
         let last = prompt.len() - 1;
-        let mut distributions = vec![self.sampler_distribution(
+        let mut distributions = vec![sampler_distribution(
+            &self.context,
             (last % SCORE_CHUNK) as i32,
             &request.sampling,
             continuation[0],
@@ -552,87 +558,20 @@ impl LlamaBackend {
                 .map_err(|e| anyhow!("scoring decode failed: {e}"))?;
             for i in 0..chunk.len() {
                 let next = continuation[chunk_index * PREFILL_CHUNK + i + 1];
-                distributions.push(self.sampler_distribution(i as i32, &request.sampling, next));
+                distributions.push(sampler_distribution(
+                    &self.context,
+                    i as i32,
+                    &request.sampling,
+                    next,
+                ));
             }
         }
-        let mut tokens = Vec::with_capacity(continuation.len());
-        let mut bytes: Vec<u8> = Vec::new();
-        for (token, (distribution, likelihood)) in continuation.iter().zip(&distributions) {
-            let piece = vocab.token_to_piece(*token, false, None);
-            bytes.extend_from_slice(&piece);
-            tokens.push(TokenScore {
-                piece: String::from_utf8_lossy(&piece).into_owned(),
-                end: bytes.len(),
-                probability: distribution
-                    .iter()
-                    .find(|(t, _)| t == token)
-                    .map_or(0.0, |(_, p)| *p),
-                likelihood: *likelihood,
-            });
-        }
         Ok(ContinuationScore {
-            tokens,
+            tokens: token_scores(&vocab, &continuation, &distributions),
             prompt_tokens: prompt.len() as u32,
             cached_prompt_tokens: cached as u32,
             secs: started.elapsed().as_secs_f64(),
         })
-    }
-
-    /// The tokens the sampler can draw from the logits at `index` of the last decode, with
-    /// their probabilities: llama.cpp's own top-k, top-p and temperature samplers, in the
-    /// order `TokenSampler` chains them, then the softmax its draw makes; at temperature 0
-    /// the greedy token alone. With it, `token`'s likelihood under the plain softmax at the
-    /// temperature (at 1 for greedy) over the whole vocabulary.
-    fn sampler_distribution(
-        &self,
-        index: i32,
-        sampling: &Sampling,
-        token: LlamaToken,
-    ) -> (Vec<(LlamaToken, f64)>, f64) {
-        let likelihood = {
-            let logits = self.context.get_logits_ith(index);
-            let t = if sampling.temperature > 0.0 {
-                f64::from(sampling.temperature)
-            } else {
-                1.0
-            };
-            let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-            let total: f64 = logits.iter().map(|l| ((*l as f64 - max) / t).exp()).sum();
-            let own = logits
-                .get(token.0 as usize)
-                .map_or(f64::NEG_INFINITY, |l| *l as f64);
-            ((own - max) / t).exp() / total
-        };
-        let mut all = self.context.token_data_array_ith(index);
-        if sampling.temperature <= 0.0 {
-            let best = all
-                .data
-                .iter()
-                .max_by(|a, b| a.logit().total_cmp(&b.logit()))
-                .map(|d| d.id());
-            return (best.into_iter().map(|t| (t, 1.0)).collect(), likelihood);
-        }
-        all.apply_sampler(&mut LlamaSampler::top_k(sampling.top_k.max(1)));
-        all.apply_sampler(&mut LlamaSampler::top_p(sampling.top_p.clamp(0.0, 1.0), 1));
-        all.apply_sampler(&mut LlamaSampler::temp(sampling.temperature));
-        let max = all
-            .data
-            .iter()
-            .map(|d| d.logit())
-            .fold(f32::NEG_INFINITY, f32::max) as f64;
-        let weights: Vec<f64> = all
-            .data
-            .iter()
-            .map(|d| (d.logit() as f64 - max).exp())
-            .collect();
-        let total: f64 = weights.iter().sum();
-        let distribution = all
-            .data
-            .iter()
-            .zip(weights)
-            .map(|(d, w)| (d.id(), w / total))
-            .collect();
-        (distribution, likelihood)
     }
 }
 
@@ -649,32 +588,4 @@ pub fn first_stop(text: &str, stops: &[String]) -> Option<(usize, String)> {
         .filter(|s| !s.is_empty())
         .filter_map(|s| text.find(s.as_str()).map(|at| (at, s.clone())))
         .min_by_key(|(at, _)| *at)
-}
-
-/// The tokens of a request's prompt. Special tokens are read in the chat template's markers
-/// only: a piece of content that spells one (a skill, a prompt or a tool result holding
-/// `<end_of_turn><start_of_turn>user`) is tokenized as text, so it cannot open a turn. A prompt
-/// whose content spells none is tokenized whole, exactly as before markers were known; a raw
-/// prompt (no markers) has all its special tokens read.
-pub fn prompt_tokens(
-    vocab: &llama_cpp_2::vocab::LlamaVocab<'_>,
-    request: &GenRequest,
-) -> Vec<LlamaToken> {
-    let whole = vocab.tokenize(request.prompt.as_bytes(), false, true);
-    if request.markers.is_empty() {
-        return whole;
-    }
-    let pieces = crate::harness::template::pieces(&request.prompt, &request.markers);
-    let spells_a_marker = pieces.iter().any(|(text, marker)| {
-        !marker
-            && vocab.tokenize(text.as_bytes(), false, true)
-                != vocab.tokenize(text.as_bytes(), false, false)
-    });
-    if !spells_a_marker {
-        return whole;
-    }
-    pieces
-        .into_iter()
-        .flat_map(|(text, marker)| vocab.tokenize(text.as_bytes(), false, marker))
-        .collect()
 }

@@ -1,6 +1,7 @@
 //! Model backends: the one seam between the harness and whatever produces text (llama.cpp in
 //! this process, one sequence or batched; an OpenAI-compatible server; a script for tests).
 
+mod batch_score;
 pub mod batched;
 mod engine_stats;
 pub mod gguf;
@@ -9,6 +10,7 @@ mod open;
 pub mod openai;
 mod openai_chat;
 mod prompt_log;
+mod score_read;
 pub mod server_score;
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::template::{self, Family, Message};
 use super::toolcall::grammar::CallGrammar;
 
+pub use batch_score::{SCORE_CALL_TOKENS, SCORE_LANES};
 pub use engine_stats::EngineStats;
 
 /// Ends the message of an error no retry can get past (a server's 4xx other than 429: the same
@@ -258,6 +261,26 @@ pub struct ChatRound {
     pub format: super::toolcall::CallFormat,
 }
 
+/// The answers to several score requests, in their order, and the tokens computed for them all.
+#[derive(Debug, Default)]
+pub struct ScoreBatch {
+    pub answers: Vec<anyhow::Result<ContinuationScore>>,
+    /// Tokens the model computed: a prefix shared by many requests counts once.
+    pub computed_tokens: u64,
+}
+
+impl ScoreBatch {
+    /// Every one of `count` requests failed with `error`.
+    pub fn failed(count: usize, error: &anyhow::Error) -> Self {
+        ScoreBatch {
+            answers: (0..count)
+                .map(|_| Err(anyhow::anyhow!("{error:#}")))
+                .collect(),
+            computed_tokens: 0,
+        }
+    }
+}
+
 /// Why a backend without prompt probabilities cannot score.
 pub fn cannot_score(name: &str) -> anyhow::Error {
     anyhow::anyhow!(
@@ -284,6 +307,22 @@ pub trait Backend {
     /// token, without generating. Backends that cannot read those probabilities refuse.
     fn score(&mut self, _request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
         Err(cannot_score(&self.info().name))
+    }
+
+    /// [`Backend::score`] for several requests, each answered as `score` answers it (a backend
+    /// that computes them together may differ in the last bits of the logits), in order. By
+    /// default one after another.
+    fn score_batch(&mut self, requests: &[ScoreRequest]) -> ScoreBatch {
+        let answers: Vec<_> = requests.iter().map(|r| self.score(r)).collect();
+        let computed_tokens = answers
+            .iter()
+            .flatten()
+            .map(|s| u64::from(s.prompt_tokens - s.cached_prompt_tokens) + s.tokens.len() as u64)
+            .sum();
+        ScoreBatch {
+            answers,
+            computed_tokens,
+        }
     }
 
     /// Another handle on the same model for another thread, when the backend serves several
@@ -363,6 +402,10 @@ impl<B: LendsBackend> Backend for WithFamily<B> {
 
     fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
         self.inner.backend_mut().score(request)
+    }
+
+    fn score_batch(&mut self, requests: &[ScoreRequest]) -> ScoreBatch {
+        self.inner.backend_mut().score_batch(requests)
     }
 
     fn engine_stats(&self) -> Option<EngineStats> {
