@@ -454,12 +454,15 @@ impl Backend for Recording<'_> {
     }
 }
 
-/// Truth: the embedded backend's scores, an independent engine call (llama.cpp's samplers on
-/// the logits in this process). The score requests the weather pack makes (two samples, every
-/// arm; the first four) are put to llama-server as well, at the pack's sampler and greedily:
-/// the same tokens, the same greedy token at every position, every token's sampler probability
-/// within 0.15 and its likelihood within 1.5 in log (what another engine's logits allow, as
-/// measured; the formulas themselves are held exactly by `server_score`'s unit tests).
+/// Truth: the sampled run's own computation, called straight on llama.cpp in this process (the
+/// prompt in the sequential engine's chunks, then the step one token at a time). The score
+/// requests the weather pack makes (two samples, every arm; the first four) are put to
+/// llama-server at the pack's sampler and greedily. llama.cpp's logits move with the batch shape
+/// by far more than their last bits (docs/score.md, "Lanes and the engine's own noise"), so the
+/// server is held to be no further from the run than the embedded backend is; a wrong sampler
+/// formula or a token read at the wrong position would be far further. Greedy, the server's
+/// token must be the embedded one's nearly everywhere. The formulas themselves are held exactly
+/// by `server_score`'s unit tests.
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn scores_through_the_server_match_the_embedded_backend() {
@@ -512,7 +515,8 @@ fn scores_through_the_server_match_the_embedded_backend() {
     }
     let mut backend = OpenAiBackend::connect(&OpenAiOptions::new(&server.url).unwrap())
         .expect("the server answers");
-    let (mut worst_p, mut worst_log_l, mut tokens) = (0.0_f64, 0.0_f64, 0);
+    let (mut from_embedded, mut from_server, mut sampled_tokens) = (0.0_f64, 0.0_f64, 0);
+    let (mut greedy_same, mut greedy_tokens) = (0, 0);
     for (request, ours) in &requests {
         let theirs = backend.score(request).expect("the server scores");
         let pieces = |s: &ContinuationScore| -> Vec<(String, usize)> {
@@ -520,26 +524,38 @@ fn scores_through_the_server_match_the_embedded_backend() {
         };
         assert_eq!(pieces(ours), pieces(&theirs), "the same tokens");
         assert_eq!(ours.prompt_tokens, theirs.prompt_tokens, "the same prompt");
-        for (a, b) in ours.tokens.iter().zip(&theirs.tokens) {
-            if request.sampling.temperature <= 0.0 {
-                assert_eq!(
-                    a.probability, b.probability,
-                    "the greedy token at {:?}",
-                    a.piece
-                );
+        if request.sampling.temperature <= 0.0 {
+            for (a, b) in ours.tokens.iter().zip(&theirs.tokens) {
+                assert!(b.probability == 0.0 || b.probability == 1.0, "{b:?}");
+                greedy_same += usize::from(a.probability == b.probability);
+                greedy_tokens += 1;
             }
-            worst_p = worst_p.max((a.probability - b.probability).abs());
-            worst_log_l = worst_log_l.max((a.likelihood.ln() - b.likelihood.ln()).abs());
-            tokens += 1;
+            continue;
+        }
+        let run = common::model::likelihoods_as_a_run_computes_them(request);
+        for ((r, a), b) in run.iter().zip(&ours.tokens).zip(&theirs.tokens) {
+            from_embedded += (a.likelihood - r).abs();
+            from_server += (b.likelihood - r).abs();
+            sampled_tokens += 1;
         }
     }
+    let (from_embedded, from_server) = (
+        from_embedded / sampled_tokens as f64,
+        from_server / sampled_tokens as f64,
+    );
     eprintln!(
-        "{} score requests, {tokens} tokens: max |Δ probability| {worst_p:.2e}, max |Δ log likelihood| {worst_log_l:.2e}",
+        "{} score requests: mean |likelihood difference| from the run's computation over \
+         {sampled_tokens} tokens: embedded {from_embedded:.4}, server {from_server:.4}; \
+         greedy token the same at {greedy_same} of {greedy_tokens}",
         requests.len()
     );
-    assert!(worst_p < 1e-3, "probability differs by {worst_p}");
+    assert!(sampled_tokens > 0 && greedy_tokens > 0);
     assert!(
-        worst_log_l < 1e-3,
-        "log likelihood differs by {worst_log_l}"
+        from_server <= 1.5 * from_embedded + 0.005,
+        "server {from_server:.4}, embedded {from_embedded:.4}"
+    );
+    assert!(
+        greedy_same * 20 >= greedy_tokens * 19,
+        "greedy token the same at {greedy_same} of {greedy_tokens}"
     );
 }
