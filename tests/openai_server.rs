@@ -15,8 +15,11 @@ use std::time::{Duration, Instant};
 
 use skilleval::eval::pack::Pack;
 use skilleval::eval::runner::{self, RunOptions, RunResult};
+use skilleval::eval::score;
 use skilleval::harness::backend::openai::{OpenAiBackend, OpenAiOptions};
-use skilleval::harness::backend::{Backend, GenRequest, Sampling};
+use skilleval::harness::backend::{
+    Backend, ContinuationScore, GenRequest, Generation, Sampling, ScoreRequest,
+};
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::grammar::{self, OfferedTool};
 use skilleval::harness::toolcall::CallFormat;
@@ -425,5 +428,134 @@ fn backend_flags_that_do_not_fit_are_one_line_before_anything_loads() {
     assert!(
         stderr.contains("give the server's URL, e.g. http://"),
         "{stderr}"
+    );
+}
+
+/// A backend that keeps every score request it answers, with the answer.
+struct Recording<'a> {
+    inner: &'a mut dyn Backend,
+    scored: Vec<(ScoreRequest, ContinuationScore)>,
+}
+
+impl Backend for Recording<'_> {
+    fn family(&self) -> Family {
+        self.inner.family()
+    }
+    fn info(&self) -> skilleval::harness::backend::BackendInfo {
+        self.inner.info()
+    }
+    fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
+        self.inner.generate(request)
+    }
+    fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+        let answer = self.inner.score(request)?;
+        self.scored.push((request.clone(), answer.clone()));
+        Ok(answer)
+    }
+}
+
+/// Truth: the sampled run's own computation, called straight on llama.cpp in this process (the
+/// prompt in the sequential engine's chunks, then the step one token at a time). The score
+/// requests the weather pack makes (two samples, every arm; the first four) are put to
+/// llama-server at the pack's sampler and greedily. llama.cpp's logits move with the batch shape
+/// by far more than their last bits (docs/score.md, "Lanes and the engine's own noise"), so the
+/// server is held to be no further from the run than the embedded backend is; a wrong sampler
+/// formula or a token read at the wrong position would be far further. Greedy, the server's
+/// token must be the embedded one's nearly everywhere. The formulas themselves are held exactly
+/// by `server_score`'s unit tests.
+#[test]
+#[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
+fn scores_through_the_server_match_the_embedded_backend() {
+    let Some(binary) = require_server() else {
+        return;
+    };
+    let mut server = Server::start(&binary, &[]);
+    server.wait_healthy();
+    let out = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut opts =
+        RunOptions::new(Pack::load(root.join("packs/weather").to_str().unwrap()).unwrap());
+    opts.limit = Some(2);
+    opts.repeats = 1;
+    opts.output_root = out.path().to_path_buf();
+    let prepared = runner::prepare(&opts).unwrap();
+    let references = score::references(&prepared).unwrap();
+    let mut embedded = common::model::backend();
+    let mut recording = Recording {
+        inner: &mut *embedded,
+        scored: Vec::new(),
+    };
+    score::score(
+        &mut recording,
+        &prepared,
+        &references,
+        score::ScoreSettings::default(),
+        None,
+        false,
+    )
+    .expect("the embedded score");
+    let mut requests = recording.scored;
+    assert!(requests.len() >= 4, "{} score requests", requests.len());
+    // A few: each position is one or two server requests, slow on a shared CPU.
+    requests.truncate(4);
+    // The same requests, greedily: probabilities 1 or 0, likelihoods at temperature 1.
+    let greedy: Vec<ScoreRequest> = requests
+        .iter()
+        .map(|(r, _)| ScoreRequest {
+            sampling: Sampling {
+                temperature: 0.0,
+                ..r.sampling
+            },
+            ..r.clone()
+        })
+        .collect();
+    for request in greedy {
+        let answer = embedded.score(&request).unwrap();
+        requests.push((request, answer));
+    }
+    let mut backend = OpenAiBackend::connect(&OpenAiOptions::new(&server.url).unwrap())
+        .expect("the server answers");
+    let (mut from_embedded, mut from_server, mut sampled_tokens) = (0.0_f64, 0.0_f64, 0);
+    let (mut greedy_same, mut greedy_tokens) = (0, 0);
+    for (request, ours) in &requests {
+        let theirs = backend.score(request).expect("the server scores");
+        let pieces = |s: &ContinuationScore| -> Vec<(String, usize)> {
+            s.tokens.iter().map(|t| (t.piece.clone(), t.end)).collect()
+        };
+        assert_eq!(pieces(ours), pieces(&theirs), "the same tokens");
+        assert_eq!(ours.prompt_tokens, theirs.prompt_tokens, "the same prompt");
+        if request.sampling.temperature <= 0.0 {
+            for (a, b) in ours.tokens.iter().zip(&theirs.tokens) {
+                assert!(b.probability == 0.0 || b.probability == 1.0, "{b:?}");
+                greedy_same += usize::from(a.probability == b.probability);
+                greedy_tokens += 1;
+            }
+            continue;
+        }
+        let run = common::model::likelihoods_as_a_run_computes_them(request);
+        for ((r, a), b) in run.iter().zip(&ours.tokens).zip(&theirs.tokens) {
+            from_embedded += (a.likelihood - r).abs();
+            from_server += (b.likelihood - r).abs();
+            sampled_tokens += 1;
+        }
+    }
+    let (from_embedded, from_server) = (
+        from_embedded / sampled_tokens as f64,
+        from_server / sampled_tokens as f64,
+    );
+    eprintln!(
+        "{} score requests: mean |likelihood difference| from the run's computation over \
+         {sampled_tokens} tokens: embedded {from_embedded:.4}, server {from_server:.4}; \
+         greedy token the same at {greedy_same} of {greedy_tokens}",
+        requests.len()
+    );
+    assert!(sampled_tokens > 0 && greedy_tokens > 0);
+    assert!(
+        from_server <= 1.5 * from_embedded + 0.005,
+        "server {from_server:.4}, embedded {from_embedded:.4}"
+    );
+    assert!(
+        greedy_same * 20 >= greedy_tokens * 19,
+        "greedy token the same at {greedy_same} of {greedy_tokens}"
     );
 }

@@ -357,78 +357,6 @@ fn the_scored_call_probability_tracks_the_sampled_call_rate() {
     assert!((mx - my).abs() <= 0.06, "scored {mx:.3}, drawn {my:.3}");
 }
 
-/// Each continuation token's likelihood (the softmax at `temperature` over the whole
-/// vocabulary) as a sampled run computes it: the prompt prefilled in the sequential engine's
-/// chunks, then the continuation fed back one token at a time, as a generation feeds its draws.
-/// Called straight on llama.cpp, with none of skilleval's scoring code.
-fn likelihoods_as_a_run_computes_them(request: &ScoreRequest) -> Vec<f64> {
-    use llama_cpp_2::context::params::LlamaContextParams;
-    use llama_cpp_2::llama_batch::LlamaBatch;
-    use llama_cpp_2::model::params::LlamaModelParams;
-    use llama_cpp_2::model::LlamaModel;
-    static MODEL: std::sync::OnceLock<LlamaModel> = std::sync::OnceLock::new();
-    let rt = skilleval::harness::backend::llama::runtime().unwrap();
-    let model = MODEL.get_or_init(|| {
-        LlamaModel::load_from_file(
-            rt,
-            common::model::model_path(),
-            &LlamaModelParams::default(),
-        )
-        .unwrap()
-    });
-    let chunk = 256;
-    let params = LlamaContextParams::default()
-        .with_n_ctx(std::num::NonZeroU32::new(2048))
-        .with_n_batch(chunk as u32)
-        .with_n_ubatch(chunk as u32)
-        .with_swa_full(true);
-    let mut context = model.new_context(rt, params).unwrap();
-    let vocab = model.vocab();
-    let prompt = vocab.tokenize(request.prompt.as_bytes(), false, true);
-    let whole = vocab.tokenize(
-        format!("{}{}", request.prompt, request.continuation).as_bytes(),
-        false,
-        true,
-    );
-    assert!(whole.starts_with(&prompt), "a merge across the seam");
-    let continuation = &whole[prompt.len()..];
-    let temperature = f64::from(request.sampling.temperature);
-    let likelihood = |logits: &[f32], token: i32| {
-        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-        let total: f64 = logits
-            .iter()
-            .map(|l| ((*l as f64 - max) / temperature).exp())
-            .sum();
-        ((logits[token as usize] as f64 - max) / temperature).exp() / total
-    };
-    let mut batch = LlamaBatch::new(chunk, 1);
-    for (c, part) in prompt.chunks(chunk).enumerate() {
-        batch.clear();
-        for (i, token) in part.iter().enumerate() {
-            let at = c * chunk + i;
-            batch
-                .add(*token, at as i32, &[0], at + 1 == prompt.len())
-                .unwrap();
-        }
-        context.decode(&mut batch).unwrap();
-    }
-    let mut read_at = batch.n_tokens() - 1;
-    let mut out = Vec::new();
-    for (k, token) in continuation.iter().enumerate() {
-        out.push(likelihood(context.get_logits_ith(read_at), token.0));
-        if k + 1 == continuation.len() {
-            break;
-        }
-        batch.clear();
-        batch
-            .add(*token, (prompt.len() + k) as i32, &[0], true)
-            .unwrap();
-        context.decode(&mut batch).unwrap();
-        read_at = 0;
-    }
-    out
-}
-
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn scoring_in_lanes_is_as_close_to_the_run_as_scoring_alone() {
@@ -482,7 +410,7 @@ fn scoring_in_lanes_is_as_close_to_the_run_as_scoring_alone() {
     // The run's computation is made while the backend is held: one model at a time on the cores.
     let (mut from_alone, mut from_lanes, mut count) = (0.0f64, 0.0f64, 0usize);
     for ((request, a), l) in requests.iter().zip(&alone).zip(&lanes) {
-        let run = likelihoods_as_a_run_computes_them(request);
+        let run = common::model::likelihoods_as_a_run_computes_them(request);
         assert_eq!(run.len(), a.tokens.len());
         assert_eq!(run.len(), l.tokens.len());
         for ((r, a), l) in run.iter().zip(&a.tokens).zip(&l.tokens) {

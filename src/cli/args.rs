@@ -75,6 +75,15 @@ pub enum BackendKind {
     Openai,
 }
 
+/// The endpoint a server is sent each round at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ServerApi {
+    /// /v1/completions with the harness's rendered prompt
+    Completion,
+    /// /v1/chat/completions with the round's messages and tools
+    Chat,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct BackendArgs {
     /// Where the model runs: `llama` (in this process, on --model's GGUF file) or `openai` (an
@@ -95,6 +104,12 @@ pub struct BackendArgs {
     /// transcripts no longer replay exactly, as the prefill's batches then differ
     #[arg(long)]
     pub server_prompt_cache: bool,
+    /// Which endpoint a server is sent each round at (--backend openai): `completion`, the
+    /// harness's own rendered prompt at /v1/completions; or `chat`, the round's messages and
+    /// tools at /v1/chat/completions, so the server renders the prompt with its own template
+    /// and reads the calls with its own parser (llama-server --jinja, vLLM)
+    #[arg(long, value_enum, default_value = "completion")]
+    pub server_api: ServerApi,
     /// Seconds one server request may take before it counts as failed (--backend openai)
     #[arg(long, value_name = "SECS", default_value_t = 600, value_parser = parse_request_timeout)]
     pub request_timeout: u64,
@@ -134,6 +149,9 @@ impl BackendArgs {
             (BackendKind::Llama, None) if self.server_prompt_cache => {
                 anyhow::bail!("--server-prompt-cache: only with --backend openai")
             }
+            (BackendKind::Llama, None) if self.server_api == ServerApi::Chat => {
+                anyhow::bail!("--server-api: only with --backend openai")
+            }
             (BackendKind::Llama, None) => Ok(None),
             (BackendKind::Llama, Some(_)) => {
                 anyhow::bail!("--endpoint: only with --backend openai")
@@ -147,6 +165,7 @@ impl BackendArgs {
                 options.family = model.family;
                 options.retries = self.retries;
                 options.prompt_cache = self.server_prompt_cache;
+                options.chat_api = self.server_api == ServerApi::Chat;
                 options.timeout = std::time::Duration::from_secs(self.request_timeout);
                 Ok(Some(options))
             }

@@ -130,11 +130,9 @@ pub fn run(args: ScoreArgs) -> anyhow::Result<u8> {
         super::args::check_output_file("--junit", path)?;
     }
     let source = args.backend.source(&args.model)?;
+    // A server that cannot give the probabilities is refused before any work.
     if let ModelSource::Server(options) = &source {
-        anyhow::bail!(
-            "--backend openai ({}): score reads the probability of every token of a prompt's reference step, which an OpenAI-compatible completion does not return; score with the model in this process (--backend llama --model FILE.gguf)",
-            options.endpoint
-        );
+        crate::harness::backend::openai::OpenAiBackend::connect(options)?.score_source()?;
     }
     let mut pack = Pack::load(&args.pack)?;
     if args.model.family.is_some() {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::backend::{Backend, FinishReason, GenRequest, Sampling};
+use super::backend::{Backend, ChatRound, FinishReason, GenRequest, Sampling};
 use super::builtins::{self, LOAD_SKILL, LOAD_SKILL_REFERENCE, READ_TOOL_OUTPUT, TOOL_SEARCH};
 use super::conversation::{self, Script, ScriptedUser};
 use super::deferred;
@@ -177,6 +177,30 @@ impl Loop<'_, '_> {
             })
             .collect();
         grammar::for_calls(self.format, &tools)
+    }
+
+    /// Every tool the model may call this round, with its description and schema, for a
+    /// server that writes its own tool section (`ChatRound`).
+    fn chat_tools(&self) -> Vec<(String, String, Value)> {
+        self.callable_names()
+            .into_iter()
+            .filter_map(|name| {
+                let parameters = self.schema_of(&name)?;
+                let description = match name.as_str() {
+                    LOAD_SKILL => builtins::LOAD_SKILL_DESCRIPTION.to_string(),
+                    LOAD_SKILL_REFERENCE => builtins::LOAD_SKILL_REFERENCE_DESCRIPTION.to_string(),
+                    TOOL_SEARCH => builtins::TOOL_SEARCH_DESCRIPTION.to_string(),
+                    READ_TOOL_OUTPUT => builtins::READ_TOOL_OUTPUT_DESCRIPTION.to_string(),
+                    _ => self
+                        .request
+                        .tools
+                        .get(&name)
+                        .map(|t| t.description.clone())
+                        .unwrap_or_default(),
+                };
+                Some((name, description, parameters))
+            })
+            .collect()
     }
 
     fn callable_names(&self) -> Vec<String> {
@@ -473,7 +497,12 @@ pub fn run(backend: &mut dyn Backend, request: &AgentRequest) -> Transcript {
             grammar: state.call_grammar(),
             markers: rendered.markers,
         };
-        let generation = match backend.generate(&gen_request) {
+        let chat = ChatRound {
+            messages,
+            tools: state.chat_tools(),
+            format,
+        };
+        let generation = match backend.generate_chat(&gen_request, &chat) {
             Ok(g) => g,
             Err(e) => break StopReason::Error(e.to_string()),
         };

@@ -202,6 +202,7 @@ pub(crate) fn load_model(options: &LlamaOptions) -> anyhow::Result<LoadedModel> 
         cpu_features: Some(features.join(" ")),
         endpoint: None,
         server_prompt_cache: None,
+        server_api: None,
         chat_template,
     };
     Ok(LoadedModel {

@@ -8,8 +8,10 @@ pub mod gguf;
 pub mod llama;
 mod open;
 pub mod openai;
+mod openai_chat;
 mod prompt_log;
 mod score_read;
+pub mod server_score;
 
 use serde::{Deserialize, Serialize};
 
@@ -173,6 +175,11 @@ pub struct BackendInfo {
     /// The server's base URL, for a backend that sends its prompts to one (`openai`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// `chat` when a server rendered the prompts with its own template from the rounds' chat
+    /// messages and read the calls with its own parser (`--server-api chat`); `None` when
+    /// skilleval rendered them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_api: Option<String>,
     /// Whether the server may start a prompt from the prefix it holds cached from an earlier
     /// one (`--server-prompt-cache`); `None` for a backend that has no such choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -242,6 +249,18 @@ impl ContinuationScore {
     }
 }
 
+/// A round as chat messages with the tools it offers, for a server that renders the prompt with
+/// the model's own template and reads calls with its own parser (`--server-api chat`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRound {
+    pub messages: Vec<Message>,
+    /// Each tool the model may call: name, description, JSON schema of its arguments.
+    pub tools: Vec<(String, String, serde_json::Value)>,
+    /// The call syntax the harness reads replies in: the calls a server returns are written in
+    /// it, and the assistant's earlier calls read from it.
+    pub format: super::toolcall::CallFormat,
+}
+
 /// The answers to several score requests, in their order, and the tokens computed for them all.
 #[derive(Debug, Default)]
 pub struct ScoreBatch {
@@ -273,6 +292,16 @@ pub trait Backend {
     fn family(&self) -> Family;
     fn info(&self) -> BackendInfo;
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation>;
+
+    /// A round's reply, given both the rendered prompt and the round as chat messages: a backend
+    /// that sends messages to a server's chat endpoint uses the second, every other the first.
+    fn generate_chat(
+        &mut self,
+        request: &GenRequest,
+        _chat: &ChatRound,
+    ) -> anyhow::Result<Generation> {
+        self.generate(request)
+    }
 
     /// The probability of `request.continuation` after its prompt under its sampler, token by
     /// token, without generating. Backends that cannot read those probabilities refuse.
@@ -361,6 +390,14 @@ impl<B: LendsBackend> Backend for WithFamily<B> {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         self.inner.backend_mut().generate(request)
+    }
+
+    fn generate_chat(
+        &mut self,
+        request: &GenRequest,
+        chat: &ChatRound,
+    ) -> anyhow::Result<Generation> {
+        self.inner.backend_mut().generate_chat(request, chat)
     }
 
     fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {

@@ -18,7 +18,10 @@ use anyhow::{anyhow, bail};
 use serde_json::{json, Value};
 
 use super::llama::first_stop;
-use super::{Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation};
+use super::{
+    Backend, BackendInfo, ChatRound, ContinuationScore, FinishReason, GenMetrics, GenRequest,
+    Generation, ScoreRequest,
+};
 use crate::harness::template::Family;
 
 /// The environment variable that holds the server's API key, if it needs one.
@@ -51,6 +54,9 @@ pub struct OpenAiOptions {
     /// Let a llama.cpp server start a prompt from the prefix its slot holds from an earlier
     /// one: far less prefill, but transcripts no longer replay exactly.
     pub prompt_cache: bool,
+    /// Send each round as chat messages and tools to `/v1/chat/completions`, so the server
+    /// renders the prompt with its own template and reads calls with its own parser.
+    pub chat_api: bool,
 }
 
 impl OpenAiOptions {
@@ -65,6 +71,7 @@ impl OpenAiOptions {
             timeout: Duration::from_secs(600),
             api_key: std::env::var(API_KEY_VAR).ok().filter(|k| !k.is_empty()),
             prompt_cache: false,
+            chat_api: false,
         })
     }
 }
@@ -91,6 +98,8 @@ pub struct OpenAiBackend {
     model: Option<String>,
     /// The server is llama.cpp's: it takes the sampler settings the embedded backend uses.
     llama_cpp: bool,
+    /// Who the server says owns the model (`owned_by` at `/v1/models`): `llamacpp`, `vllm`…
+    owned_by: Option<String>,
     info: BackendInfo,
 }
 
@@ -117,6 +126,7 @@ impl OpenAiBackend {
             family: Family::Gemma,
             model: options.model.clone(),
             llama_cpp: false,
+            owned_by: None,
             info: BackendInfo::default(),
         };
         let models = backend.get("/v1/models")?;
@@ -142,7 +152,10 @@ impl OpenAiBackend {
         if backend.model.is_none() {
             backend.model = chosen.and_then(|m| m["id"].as_str()).map(str::to_string);
         }
-        backend.llama_cpp = chosen.and_then(|m| m["owned_by"].as_str()) == Some("llamacpp");
+        backend.owned_by = chosen
+            .and_then(|m| m["owned_by"].as_str())
+            .map(str::to_string);
+        backend.llama_cpp = backend.owned_by.as_deref() == Some("llamacpp");
         let name = backend.model.clone().unwrap_or_default();
         backend.family = match options.family {
             Some(Family::Own(_)) => bail!(
@@ -164,6 +177,7 @@ impl OpenAiBackend {
             load_secs: started.elapsed().as_secs_f64(),
             sequences: 1,
             server_prompt_cache: backend.llama_cpp.then_some(options.prompt_cache),
+            server_api: options.chat_api.then(|| "chat".to_string()),
             ..Default::default()
         };
         Ok(backend)
@@ -220,6 +234,24 @@ impl OpenAiBackend {
             Err(failure) if failure.message.starts_with("HTTP 404") => Ok(None),
             Err(failure) => Err(anyhow!("{url}: {}", failure.message)),
         }
+    }
+
+    /// POSTs `body` as JSON to `path`: the JSON answer, or one line naming the URL.
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let url = format!("{}{path}", self.options.endpoint);
+        let body = body.to_string();
+        self.with_retries(|| {
+            self.authorized(self.agent.post(&url))
+                .set("Content-Type", "application/json")
+                .send_string(&body)
+                .map_err(Box::new)
+        })
+        .map_err(|failure| anyhow!("{url}: {}", failure.message))
+    }
+
+    /// How this server gives the probabilities `score` reads, or the one-line refusal.
+    pub fn score_source(&self) -> anyhow::Result<super::server_score::ScoreSource> {
+        super::server_score::ScoreSource::of(&self.options.endpoint, self.owned_by.as_deref())
     }
 
     fn authorized(&self, request: ureq::Request) -> ureq::Request {
@@ -288,6 +320,59 @@ impl OpenAiBackend {
         }
     }
 
+    /// A reply as a generation: cut at a stop string or at what `max_tokens` can spell, where
+    /// the server did not, with the server's counts and times.
+    fn generation(
+        &self,
+        request: &GenRequest,
+        url: &str,
+        mut text: String,
+        mut finish: FinishReason,
+        answer: &Value,
+        started: Instant,
+    ) -> Generation {
+        // A server that ignored a stop string: cut where the embedded backend would have.
+        if let Some((at, stop)) = first_stop(&text, &request.stop) {
+            text.truncate(at);
+            finish = FinishReason::Stop(stop);
+        }
+        // A server that ignored `max_tokens` (or sent junk): what that many tokens could
+        // spell is kept, so the journal holds no more than a reply could be.
+        let most = (request.max_tokens as usize).saturating_mul(MAX_CHARS_PER_TOKEN);
+        if let Some((cut, _)) = text.char_indices().nth(most) {
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!(
+                    "skilleval: warning: {url}: a reply held {} characters, more than {} tokens (the round's budget) can spell; it is cut to {most} characters and counted as out of tokens (said once)",
+                    text.chars().count(),
+                    request.max_tokens
+                );
+            }
+            text.truncate(cut);
+            finish = FinishReason::MaxTokens;
+        }
+        let usage = &answer["usage"];
+        let timings = &answer["timings"];
+        let count = |v: &Value| v.as_u64().unwrap_or(0) as u32;
+        let ms = |v: &Value| v.as_f64().map(|ms| ms / 1000.0);
+        let wall = started.elapsed().as_secs_f64();
+        let prefill_secs = ms(&timings["prompt_ms"]).unwrap_or(0.0);
+        let decode_secs = ms(&timings["predicted_ms"]).unwrap_or(wall);
+        Generation {
+            text,
+            finish,
+            metrics: GenMetrics {
+                prompt_tokens: count(&usage["prompt_tokens"]),
+                cached_prompt_tokens: count(&usage["prompt_tokens_details"]["cached_tokens"]),
+                generated_tokens: count(&usage["completion_tokens"]),
+                prefill_secs,
+                decode_secs,
+                // The server's first token time is not reported: its prefill is the nearest.
+                ttft_secs: prefill_secs,
+            },
+        }
+    }
+
     /// The request body for one generation.
     fn body(&self, request: &GenRequest) -> Value {
         let s = &request.sampling;
@@ -317,6 +402,24 @@ impl OpenAiBackend {
             }
         }
         body
+    }
+}
+
+impl super::server_score::ScoreServer for OpenAiBackend {
+    fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        OpenAiBackend::post(self, path, body)
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.options.endpoint
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    fn owned_by(&self) -> Option<&str> {
+        self.owned_by.as_deref()
     }
 }
 
@@ -390,66 +493,58 @@ impl Backend for OpenAiBackend {
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         let started = Instant::now();
         let url = format!("{}/v1/completions", self.options.endpoint);
+        if self.options.chat_api {
+            bail!("{url}: --server-api chat needs the round's messages, which this request lacks");
+        }
         if request.grammar.is_some() && !self.llama_cpp {
             bail!(
                 "{url}: the pack holds calls to a grammar (constrained_calls), which only a llama.cpp server takes"
             );
         }
-        let body = self.body(request).to_string();
-        let answer = self
-            .with_retries(|| {
-                self.authorized(self.agent.post(&url))
-                    .set("Content-Type", "application/json")
-                    .send_string(&body)
-                    .map_err(Box::new)
-            })
-            .map_err(|failure| anyhow!("{url}: {}", failure.message))?;
+        let answer = self.post("/v1/completions", &self.body(request))?;
         let choice = &answer["choices"][0];
         let Some(text) = choice["text"].as_str() else {
             bail!("{url}: the answer has no choices[0].text");
         };
-        let mut text = text.to_string();
-        let mut finish = finish_of(&answer, choice);
-        // A server that ignored a stop string: cut where the embedded backend would have.
-        if let Some((at, stop)) = first_stop(&text, &request.stop) {
-            text.truncate(at);
-            finish = FinishReason::Stop(stop);
+        let finish = finish_of(&answer, choice);
+        Ok(self.generation(request, &url, text.to_string(), finish, &answer, started))
+    }
+
+    /// With `--server-api chat`, the round as chat messages and tools to the chat endpoint;
+    /// else the rendered prompt to the completion endpoint.
+    fn generate_chat(
+        &mut self,
+        request: &GenRequest,
+        chat: &ChatRound,
+    ) -> anyhow::Result<Generation> {
+        if !self.options.chat_api {
+            return self.generate(request);
         }
-        // A server that ignored `max_tokens` (or sent junk): what that many tokens could
-        // spell is kept, so the journal holds no more than a reply could be.
-        let most = (request.max_tokens as usize).saturating_mul(MAX_CHARS_PER_TOKEN);
-        if let Some((cut, _)) = text.char_indices().nth(most) {
-            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-            if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!(
-                    "skilleval: warning: {url}: a reply held {} characters, more than {} tokens (the round's budget) can spell; it is cut to {most} characters and counted as out of tokens (said once)",
-                    text.chars().count(),
-                    request.max_tokens
-                );
+        let started = Instant::now();
+        let url = format!("{}/v1/chat/completions", self.options.endpoint);
+        if request.grammar.is_some() {
+            bail!(
+                "{url}: the pack holds calls to a grammar (constrained_calls), which the server's own call parser cannot take; use the completion endpoint (--server-api completion)"
+            );
+        }
+        let mut body = self.body(request);
+        if let Some(fields) = body.as_object_mut() {
+            // The server's template ends the turn and its parser reads the calls.
+            for field in ["prompt", "stop", "verbose"] {
+                fields.remove(field);
             }
-            text.truncate(cut);
-            finish = FinishReason::MaxTokens;
         }
-        let usage = &answer["usage"];
-        let timings = &answer["timings"];
-        let count = |v: &Value| v.as_u64().unwrap_or(0) as u32;
-        let ms = |v: &Value| v.as_f64().map(|ms| ms / 1000.0);
-        let wall = started.elapsed().as_secs_f64();
-        let prefill_secs = ms(&timings["prompt_ms"]).unwrap_or(0.0);
-        let decode_secs = ms(&timings["predicted_ms"]).unwrap_or(wall);
-        Ok(Generation {
-            text,
-            finish,
-            metrics: GenMetrics {
-                prompt_tokens: count(&usage["prompt_tokens"]),
-                cached_prompt_tokens: count(&usage["prompt_tokens_details"]["cached_tokens"]),
-                generated_tokens: count(&usage["completion_tokens"]),
-                prefill_secs,
-                decode_secs,
-                // The server's first token time is not reported: its prefill is the nearest.
-                ttft_secs: prefill_secs,
-            },
-        })
+        body["messages"] = super::openai_chat::messages(chat);
+        if !chat.tools.is_empty() {
+            body["tools"] = super::openai_chat::tools(chat);
+        }
+        let answer = self.post("/v1/chat/completions", &body)?;
+        let (text, finish) = super::openai_chat::reply(&answer, chat.format, &url)?;
+        Ok(self.generation(request, &url, text, finish, &answer, started))
+    }
+
+    fn score(&mut self, request: &ScoreRequest) -> anyhow::Result<ContinuationScore> {
+        super::server_score::score(self, request)
     }
 
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {

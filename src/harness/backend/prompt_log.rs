@@ -14,8 +14,8 @@ use anyhow::Context;
 use serde_json::json;
 
 use super::{
-    Backend, BackendInfo, ContinuationScore, EngineStats, GenRequest, Generation, LendsBackend,
-    ScoreRequest,
+    Backend, BackendInfo, ChatRound, ContinuationScore, EngineStats, GenRequest, Generation,
+    LendsBackend, ScoreRequest,
 };
 use crate::harness::template::Family;
 
@@ -33,6 +33,37 @@ pub struct PromptLog<B> {
 }
 
 impl<B> PromptLog<B> {
+    /// One line for `request` and its reply.
+    fn write_line(
+        &self,
+        request: &GenRequest,
+        generation: &Generation,
+        chat_api: bool,
+    ) -> anyhow::Result<()> {
+        let s = &request.sampling;
+        let mut line = json!({
+            "client": self.client,
+            "prompt": request.prompt,
+            "max_tokens": request.max_tokens,
+            "stop": request.stop,
+            "temperature": s.temperature,
+            "top_k": s.top_k,
+            "top_p": s.top_p,
+            "seed": s.seed,
+            "reply": generation.text,
+            "generated_tokens": generation.metrics.generated_tokens,
+        });
+        if let Some(grammar) = &request.grammar {
+            line["grammar"] = json!(grammar.gbnf);
+            line["grammar_trigger"] = json!(grammar.trigger);
+        }
+        if chat_api {
+            line["chat"] = json!(true);
+        }
+        let mut out = self.sink.out.lock().expect("prompt log lock");
+        writeln!(out, "{line}").context("--prompt-log: writing the file")
+    }
+
     /// Logs `inner`'s requests to a new file at `path` (an existing one is replaced).
     pub fn create(inner: B, path: &Path) -> anyhow::Result<Self> {
         let file =
@@ -65,25 +96,20 @@ impl<B: LendsBackend> Backend for PromptLog<B> {
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
         let generation = self.inner.backend_mut().generate(request)?;
-        let s = &request.sampling;
-        let mut line = json!({
-            "client": self.client,
-            "prompt": request.prompt,
-            "max_tokens": request.max_tokens,
-            "stop": request.stop,
-            "temperature": s.temperature,
-            "top_k": s.top_k,
-            "top_p": s.top_p,
-            "seed": s.seed,
-            "reply": generation.text,
-            "generated_tokens": generation.metrics.generated_tokens,
-        });
-        if let Some(grammar) = &request.grammar {
-            line["grammar"] = json!(grammar.gbnf);
-            line["grammar_trigger"] = json!(grammar.trigger);
-        }
-        let mut out = self.sink.out.lock().expect("prompt log lock");
-        writeln!(out, "{line}").context("--prompt-log: writing the file")?;
+        self.write_line(request, &generation, false)?;
+        Ok(generation)
+    }
+
+    /// Logged as a generation; `chat` marks that the server rendered the prompt itself from
+    /// the round's messages, so `prompt` is skilleval's rendering, not what the model read.
+    fn generate_chat(
+        &mut self,
+        request: &GenRequest,
+        chat: &ChatRound,
+    ) -> anyhow::Result<Generation> {
+        let generation = self.inner.backend_mut().generate_chat(request, chat)?;
+        let chat_api = self.inner.backend().info().server_api.as_deref() == Some("chat");
+        self.write_line(request, &generation, chat_api)?;
         Ok(generation)
     }
 
