@@ -281,10 +281,11 @@ fn the_scored_call_probability_tracks_the_sampled_call_rate() {
     // baseline and b.md over three categories, 6 repeats), which the scorer never reads. Per
     // (sample, arm), the share of repeats that called weather_lookup against the scored
     // probability that the reply opens a call.
+    // 30 of the 44 samples keep 90 pairs and a shorter CI.
     let (_, steps) = score_weather(
         &["b.md"],
         &["city_country", "plain_city", "not_weather"],
-        None,
+        Some(30),
         true,
     );
     let text = std::fs::read_to_string(
@@ -337,7 +338,7 @@ fn the_scored_call_probability_tracks_the_sampled_call_rate() {
             pairs.push((scored_call, called / repeats));
         }
     }
-    assert!(pairs.len() >= 120, "{} pairs", pairs.len());
+    assert!(pairs.len() >= 80, "{} pairs", pairs.len());
     let n = pairs.len() as f64;
     let (mx, my) = (
         pairs.iter().map(|p| p.0).sum::<f64>() / n,
