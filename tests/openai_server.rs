@@ -466,6 +466,7 @@ impl Backend for Recording<'_> {
 #[test]
 #[cfg_attr(not(feature = "full-tier"), ignore = "full tier")]
 fn scores_through_the_server_match_the_embedded_backend() {
+    let _turn = common::model::turn();
     let Some(binary) = require_server() else {
         return;
     };
