@@ -16,9 +16,7 @@ use skilleval::eval::fixture_store::Fixture;
 use skilleval::eval::pack::Pack;
 use skilleval::eval::replay::RecordMode;
 use skilleval::eval::runner::{self, RunOptions};
-use skilleval::harness::backend::{
-    Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,
-};
+use skilleval::harness::backend::{Backend, BackendInfo, FinishReason, GenRequest, Generation};
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::render::render_call;
 use skilleval::harness::toolcall::CallFormat;
@@ -133,16 +131,11 @@ impl Backend for Clerk {
     }
 
     fn generate(&mut self, request: &GenRequest) -> anyhow::Result<Generation> {
-        let text = self.reply(&request.prompt);
-        Ok(Generation {
-            metrics: GenMetrics {
-                prompt_tokens: request.prompt.split_whitespace().count() as u32,
-                generated_tokens: text.split_whitespace().count() as u32,
-                ..Default::default()
-            },
-            text,
-            finish: FinishReason::Eos,
-        })
+        Ok(common::scripted::word_counted(
+            request,
+            self.reply(&request.prompt),
+            FinishReason::Eos,
+        ))
     }
 
     fn fork(&self) -> Option<Box<dyn Backend + Send>> {

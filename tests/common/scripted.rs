@@ -16,6 +16,19 @@ use skilleval::harness::toolcall::CallFormat;
 
 use super::files::copy_dir;
 
+/// `text` as a backend returns it for `request`, with word counts for token counts.
+pub fn word_counted(request: &GenRequest, text: String, finish: FinishReason) -> Generation {
+    Generation {
+        metrics: GenMetrics {
+            prompt_tokens: request.prompt.split_whitespace().count() as u32,
+            generated_tokens: text.split_whitespace().count() as u32,
+            ..Default::default()
+        },
+        text,
+        finish,
+    }
+}
+
 pub fn packs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/packs")
 }
@@ -78,16 +91,7 @@ impl StationReplies {
 
     /// The reply to `request` as a backend returns it, with word counts for token counts.
     pub fn generation(&self, request: &GenRequest) -> Generation {
-        let text = self.reply(&request.prompt);
-        Generation {
-            metrics: GenMetrics {
-                prompt_tokens: request.prompt.split_whitespace().count() as u32,
-                generated_tokens: text.split_whitespace().count() as u32,
-                ..Default::default()
-            },
-            text,
-            finish: FinishReason::Eos,
-        }
+        word_counted(request, self.reply(&request.prompt), FinishReason::Eos)
     }
 
     pub fn reply(&self, prompt: &str) -> String {

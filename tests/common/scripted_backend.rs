@@ -6,9 +6,7 @@ use std::collections::VecDeque;
 use anyhow::bail;
 
 use skilleval::harness::backend::llama::first_stop;
-use skilleval::harness::backend::{
-    Backend, BackendInfo, FinishReason, GenMetrics, GenRequest, Generation,
-};
+use skilleval::harness::backend::{Backend, BackendInfo, FinishReason, GenRequest, Generation};
 use skilleval::harness::template::Family;
 use skilleval::harness::toolcall::grammar::CallGrammar;
 
@@ -67,14 +65,6 @@ impl Backend for ScriptedBackend {
             text.truncate(at);
             finish = FinishReason::Stop(stop);
         }
-        Ok(Generation {
-            metrics: GenMetrics {
-                prompt_tokens: request.prompt.split_whitespace().count() as u32,
-                generated_tokens: text.split_whitespace().count() as u32,
-                ..Default::default()
-            },
-            text,
-            finish,
-        })
+        Ok(super::scripted::word_counted(request, text, finish))
     }
 }
